@@ -1,0 +1,261 @@
+# LLM from Scratch in C -- the book's build.
+#
+#   make            install missing packages (as root), tangle, build the
+#                   library, demos, reports, traces, figures, HTML and PDFs
+#   make check      verify everything (see README.md); prints each stage's time
+#   make tangle     chapters/*.nw -> tangled/ (only changed files are touched)
+#   make expected   re-freeze every report in expected/ (on purpose only)
+#   make html | pdf | demos | reports | unit
+#
+# Variables: CC (gcc), OPT (-O2), B (build): the build directory, so that
+# other compilers and optimisation levels can build side by side.
+
+SHELL := /bin/sh
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+OPT ?= -O2
+B   ?= build
+
+WARN     := -std=c11 -Wall -Wextra -Wpedantic -Werror
+NUMERIC  := -ffp-contract=off -fno-fast-math
+SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_ENV  := ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1
+CPPFLAGS := -Itangled/include
+ALL_CFLAGS = $(WARN) $(NUMERIC) $(OPT) -g $(CPPFLAGS) -MMD -MP
+
+CHAPTERS  := $(sort $(wildcard chapters/[0-9][0-9]-*.nw))
+SLUGS     := $(patsubst chapters/%.nw,%,$(CHAPTERS))
+LIB_SRCS  := $(sort $(wildcard tangled/src/*.c))
+LIB_OBJS  := $(patsubst tangled/src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
+SAN_OBJS  := $(patsubst tangled/src/%.c,$(B)/san/%.o,$(LIB_SRCS))
+DEMOS     := $(addprefix $(B)/bin/ch,$(SLUGS))
+REPORTS   := $(addprefix $(B)/reports/ch,$(addsuffix .txt,$(SLUGS)))
+TRACES    := $(addprefix $(B)/traces/ch,$(addsuffix .trace,$(SLUGS)))
+TEST_SRCS := $(sort $(wildcard tests/*.c))
+FIGS      := $(patsubst figures/%.tex,%,$(sort $(wildcard figures/ch[0-9][0-9]-*.tex)))
+LANGS     := en ru
+PAGES     := $(SLUGS) identifiers index
+
+.PHONY: all build deps tangle lib demos reports unit figures html pdf \
+        check check-reports check-portable check-valgrind check-parity \
+        check-site expected clean
+
+all:
+	@tools/install-deps.sh
+	@$(MAKE) --no-print-directory tangle
+	@$(MAKE) --no-print-directory build
+
+build: lib demos reports $(B)/bin/unit-tests $(B)/bin/unit-tests-san figures html pdf
+
+deps:
+	@tools/install-deps.sh
+
+# ------------------------------------------------------------------ tangle --
+tangle:
+	@tools/tangle.sh tangled $(CHAPTERS)
+
+# ----------------------------------------------------------------- library --
+$(B)/obj/%.o: tangled/src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(B)/san/%.o: tangled/src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -c $< -o $@
+
+$(B)/libllm.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/san/libllm.a: $(SAN_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+lib: $(B)/libllm.a
+
+# ------------------------------------------------------------------- demos --
+$(B)/bin/%: tangled/demos/%.c $(B)/libllm.a
+	@mkdir -p $(@D) $(B)/dep
+	$(CC) $(ALL_CFLAGS) -MF $(B)/dep/$*.d $< $(B)/libllm.a -lm -o $@
+
+demos: $(DEMOS)
+
+# Each demo prints its report and writes its trace in one run.
+$(B)/reports/%.txt $(B)/traces/%.trace &: $(B)/bin/%
+	@mkdir -p $(B)/reports $(B)/traces
+	$< --trace $(B)/traces/$*.trace > $(B)/reports/$*.txt
+
+reports: $(REPORTS)
+
+check-reports: $(REPORTS)
+	@status=0; for s in $(SLUGS); do \
+	  if [ ! -f expected/ch$$s.txt ]; then \
+	    echo "report: expected/ch$$s.txt is missing (run make expected on purpose)"; status=1; \
+	  elif ! diff -u expected/ch$$s.txt $(B)/reports/ch$$s.txt; then \
+	    echo "report: $(B)/reports/ch$$s.txt differs from expected/ch$$s.txt"; status=1; \
+	  fi; \
+	done; exit $$status
+
+expected: $(REPORTS)
+	@mkdir -p expected
+	@for s in $(SLUGS); do cp $(B)/reports/ch$$s.txt expected/ch$$s.txt; done
+	@echo "expected/: $(words $(SLUGS)) reports frozen; say why in the commit message"
+
+# The same reports from another compiler and optimisation level.
+check-portable:
+	@$(MAKE) -s --no-print-directory B=build/alt/clang-O0 CC=clang OPT=-O0 check-reports
+	@$(MAKE) -s --no-print-directory B=build/alt/gcc-O3 CC=gcc OPT=-O3 check-reports
+
+check-valgrind: $(DEMOS)
+	@for s in $(SLUGS); do \
+	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all \
+	    $(B)/bin/ch$$s --trace /dev/null > /dev/null || { echo "valgrind: ch$$s"; exit 1; }; \
+	done
+
+# -------------------------------------------------------------- unit tests --
+$(B)/tests/suites.h: $(TEST_SRCS)
+	@mkdir -p $(@D)
+	@grep -ho 'Suite \*[a-z0-9_]*_suite(void)' $(TEST_SRCS) | \
+	  sed 's/Suite \*\(.*\)(void)/SUITE(\1)/' > $@.tmp && cpif $@ < $@.tmp && rm -f $@.tmp
+
+$(B)/bin/unit-tests: $(TEST_SRCS) $(B)/tests/suites.h $(B)/libllm.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MF $(B)/dep/unit-tests.d -I$(B)/tests $(TEST_SRCS) $(B)/libllm.a \
+	  $$(pkg-config --cflags --libs check) -lm -o $@
+
+$(B)/bin/unit-tests-san: $(TEST_SRCS) $(B)/tests/suites.h $(B)/san/libllm.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -MF $(B)/dep/unit-tests-san.d -I$(B)/tests $(TEST_SRCS) \
+	  $(B)/san/libllm.a $$(pkg-config --cflags --libs check) -lm -o $@
+
+unit: $(B)/bin/unit-tests $(B)/bin/unit-tests-san
+	$(B)/bin/unit-tests
+	$(SAN_ENV) $(B)/bin/unit-tests-san
+
+# ----------------------------------------------------------------- figures --
+# A figure is one TikZ source, compiled per edition (labels may be
+# translated) to PDF for print, then converted to SVG for the web.
+define figure_rules
+$(B)/figures/$(1)/%.pdf: figures/%.tex book/figure-preamble.tex tools/figure.sh
+	@tools/figure.sh $(1) $$< $$@ $(B)
+
+$(B)/html/$(1)/figures/%.svg: $(B)/figures/$(1)/%.pdf
+	@mkdir -p $$(@D)
+	dvisvgm --pdf --no-fonts --exact-bbox -v0 -o $$@ $$<
+endef
+$(foreach l,$(LANGS),$(eval $(call figure_rules,$(l))))
+
+# The data a chapter's figures read: its trace as pgfkeys.
+$(B)/figures/data/%.tex: $(B)/traces/%.trace tools/trace2tex.awk
+	@mkdir -p $(@D)
+	awk -f tools/trace2tex.awk $< > $@
+
+PANDOC_HTML = pandoc --from markdown --to html5 --standalone --mathml \
+  --template book/template.html --lua-filter tools/book.lua \
+  --metadata-file book/metadata.yaml -M lang=$(1) -M tracedir=$(B)/traces \
+  -M figdir=figures -M figext=svg -M figcheck=$(B)/html/$(1)/figures -M reportdir=$(B)/reports
+
+chapter_of = $(firstword $(subst -, ,$(1)))
+figs_of = $(filter $(call chapter_of,ch$(1))-%,$(FIGS))
+
+# Per chapter ($(1) = NN-slug): its figures read its trace; its pages need
+# the trace and the figures of their edition.
+define chapter_rules
+$(foreach l,$(LANGS),$(addprefix $(B)/figures/$(l)/,$(addsuffix .pdf,$(call figs_of,$(1))))): \
+  $(B)/figures/data/ch$(1).tex
+$(foreach l,$(LANGS),$(eval $(call chapter_page,$(1),$(l))))
+endef
+
+define chapter_page
+$(B)/html/$(2)/$(1).html: $(B)/weave/html-$(2)/$(1).md $(B)/traces/ch$(1).trace \
+    $(addprefix $(B)/html/$(2)/figures/,$(addsuffix .svg,$(call figs_of,$(1)))) \
+    tools/book.lua book/template.html book/metadata.yaml
+	@mkdir -p $$(@D)
+	$(call PANDOC_HTML,$(2)) --number-sections \
+	  --number-offset=$$$$(expr $(call chapter_of,$(1)) - 1) -o $$@ $$<
+endef
+
+$(foreach s,$(SLUGS),$(eval $(call chapter_rules,$(s))))
+
+figures: $(foreach l,$(LANGS),$(addprefix $(B)/figures/$(l)/,$(addsuffix .pdf,$(FIGS))) \
+                             $(addprefix $(B)/html/$(l)/figures/,$(addsuffix .svg,$(FIGS))))
+
+# ------------------------------------------------------------------- weave --
+# noweb's front end and indexers, then our back end, over all chapters at
+# once (chunks and identifiers cross chapters). Only files whose text
+# changed are replaced, so pandoc reruns only for the chapters touched.
+NOWEB_LIB := /usr/lib/noweb
+$(B)/weave/stamp: $(CHAPTERS) tools/nwpandoc.awk tools/weave.sh
+	@tools/weave.sh $(B)/weave $(CHAPTERS)
+	@touch $@
+
+$(foreach k,html-en html-ru pdf-en pdf-ru,$(B)/weave/$(k)/%.md): $(B)/weave/stamp ;
+
+define html_rules
+$(B)/html/$(1)/identifiers.html: $(B)/weave/html-$(1)/identifiers.md tools/book.lua book/template.html book/metadata.yaml
+	@mkdir -p $$(@D)
+	$(call PANDOC_HTML,$(1)) -M slug=identifiers -o $$@ $$<
+
+$(B)/weave/front-$(1).md: book/front.md tools/edition.awk
+	@mkdir -p $$(@D)
+	awk -f tools/edition.awk -v lang=$(1) book/front.md > $$@
+
+$(B)/html/$(1)/index.html: $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md tools/book.lua book/template.html book/metadata.yaml
+	@mkdir -p $$(@D)
+	$(call PANDOC_HTML,$(1)) -M slug=index -M title-en="Contents" -M title-ru="Оглавление" \
+	  -o $$@ $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md
+
+$(B)/html/$(1)/style.css: book/style.css
+	@mkdir -p $$(@D)
+	cp $$< $$@
+endef
+$(foreach l,$(LANGS),$(eval $(call html_rules,$(l))))
+
+$(B)/html/index.html: book/landing.html
+	@mkdir -p $(@D)
+	cp $< $@
+
+html: $(B)/html/index.html $(foreach l,$(LANGS),$(foreach p,$(PAGES),$(B)/html/$(l)/$(p).html) $(B)/html/$(l)/style.css)
+
+# --------------------------------------------------------------------- pdf --
+define pdf_rules
+$(B)/html/book-$(1).pdf: $(B)/weave/front-$(1).md $(B)/weave/stamp $(TRACES) \
+    $(addprefix $(B)/figures/$(1)/,$(addsuffix .pdf,$(FIGS))) \
+    tools/book.lua tools/pdf.sh book/metadata.yaml book/header.tex
+	@tools/pdf.sh $(1) $(B) $$@ $(SLUGS)
+endef
+$(foreach l,$(LANGS),$(eval $(call pdf_rules,$(l))))
+
+pdf: $(foreach l,$(LANGS),$(B)/html/book-$(l).pdf)
+
+# ------------------------------------------------------------------- check --
+check-parity:
+	@awk -f tools/parity.awk $(CHAPTERS) book/front.md
+
+check-site: html pdf
+	@tools/check-site.sh $(B)/html
+
+check:
+	@tools/install-deps.sh
+	@tools/stage tangle     tools/check-tangle.sh $(B)/tangle-check $(CHAPTERS)
+	@tools/stage parity     $(MAKE) --no-print-directory check-parity
+	@tools/stage build      $(MAKE) -s --no-print-directory lib demos $(B)/bin/unit-tests $(B)/bin/unit-tests-san
+	@tools/stage unit       $(B)/bin/unit-tests
+	@tools/stage unit-asan  env $(SAN_ENV) $(B)/bin/unit-tests-san
+	@tools/stage reports    $(MAKE) --no-print-directory check-reports
+	@tools/stage portable   $(MAKE) --no-print-directory check-portable
+	@tools/stage valgrind   $(MAKE) --no-print-directory check-valgrind
+	@tools/stage html       $(MAKE) -s --no-print-directory html
+	@tools/stage pdf        $(MAKE) -s --no-print-directory pdf
+	@tools/stage browser    tools/check-site.sh $(B)/html
+	@echo "make check: all stages passed"
+
+clean:
+	rm -rf build
+
+-include $(wildcard $(B)/obj/*.d $(B)/san/*.d $(B)/dep/*.d)

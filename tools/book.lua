@@ -1,0 +1,230 @@
+-- book.lua: the book's pandoc filter.
+--
+-- Run on every page and on both PDFs. Metadata it reads:
+--   lang      en or ru: the edition being built
+--   tracedir  where the chapters' traces are (build/traces)
+--   figdir    where the figures of this edition are, as the output will
+--             refer to them (figures for HTML, build/figures/LANG for PDF)
+--   figext    svg or pdf
+--
+-- What it does, in this order:
+--   1. keeps the Divs and Spans tagged with the edition's language (unwrapped)
+--      and drops those tagged with the other one;
+--   2. inside each chapter Div (.chapter trace="chNN-slug") replaces
+--        [key]{.tv}             with the trace value named key
+--        \tv{key} in TeX math   with the same value
+--        ::: {.tracetable rows=NAME} with a pipe table inside: the table's
+--                               body with the trace rows of table NAME
+--        ![alt](chNN-name)      with the figure file of this edition;
+--        ::: {.report} :::      with the report the chapter's demo printed;
+--      an unknown key, table or figure, or a row of the wrong width, stops
+--      the build with a message naming the chapter;
+--   3. sets the page title and the navigation metadata of the edition.
+
+local lang, tracedir, figdir, figext
+local traces = {}
+
+local function fail(msg)
+  io.stderr:write('book.lua: ' .. msg .. '\n')
+  os.exit(1)
+end
+
+local function split_tabs(line)
+  local fields = {}
+  for field in (line .. '\t'):gmatch('([^\t]*)\t') do
+    fields[#fields + 1] = field
+  end
+  return fields
+end
+
+-- A trace is a text file of tab-separated lines:
+--   v  KEY  VALUE          one value
+--   r  TABLE  CELL...      one row of a table
+-- Lines starting with # are comments.
+local function load_trace(name)
+  if traces[name] then return traces[name] end
+  local path = tracedir .. '/' .. name .. '.trace'
+  local f = io.open(path, 'r')
+  if not f then fail('no trace ' .. path .. ' (has the demo run?)') end
+  local t = { values = {}, tables = {} }
+  local n = 0
+  for line in f:lines() do
+    n = n + 1
+    if line ~= '' and line:sub(1, 1) ~= '#' then
+      local fields = split_tabs(line)
+      if fields[1] == 'v' and #fields == 3 then
+        t.values[fields[2]] = fields[3]
+      elseif fields[1] == 'r' and #fields >= 3 then
+        local rows = t.tables[fields[2]] or {}
+        local cells = {}
+        for i = 3, #fields do cells[#cells + 1] = fields[i] end
+        rows[#rows + 1] = cells
+        t.tables[fields[2]] = rows
+      else
+        fail(path .. ':' .. n .. ': not a trace line')
+      end
+    end
+  end
+  f:close()
+  traces[name] = t
+  return t
+end
+
+-- A key may name another chapter's trace: chNN-slug/key.
+local function lookup(chapter, key)
+  local name, k = key:match('^(ch%d%d%-[%w%-]+)/(.+)$')
+  if not name then name, k = chapter, key end
+  local v = load_trace(name).values[k]
+  if v == nil then fail(chapter .. ': trace ' .. name .. ' has no value ' .. k) end
+  return v
+end
+
+local function cell_blocks(text)
+  local doc = pandoc.read(text, 'markdown')
+  local inlines = {}
+  for _, b in ipairs(doc.blocks) do
+    if b.content then
+      for _, il in ipairs(b.content) do inlines[#inlines + 1] = il end
+    end
+  end
+  return { pandoc.Plain(inlines) }
+end
+
+local function has_class(el, class)
+  for _, c in ipairs(el.classes) do
+    if c == class then return true end
+  end
+  return false
+end
+
+local function chapter_filter(chapter)
+  return {
+    Span = function(el)
+      if has_class(el, 'tv') then
+        return pandoc.Str(lookup(chapter, pandoc.utils.stringify(el.content)))
+      end
+    end,
+    Math = function(el)
+      el.text = el.text:gsub('\\tv{([^}]+)}', function(k) return lookup(chapter, k) end)
+      return el
+    end,
+    Div = function(el)
+      if has_class(el, 'report') then
+        -- the demo's frozen report, as the reader would see it printed
+        local path = REPORTDIR .. '/' .. chapter .. '.txt'
+        local f = io.open(path, 'r')
+        if not f then fail(chapter .. ': no report ' .. path) end
+        local text = f:read('a')
+        f:close()
+        return pandoc.CodeBlock(text:gsub('\n$', ''), { class = 'report' })
+      end
+      if not has_class(el, 'tracetable') then return nil end
+      local tname = el.attributes['rows']
+      if not tname then fail(chapter .. ': a tracetable needs rows=NAME') end
+      local rows = load_trace(chapter).tables[tname]
+      if not rows then fail(chapter .. ': trace has no table ' .. tname) end
+      local found = false
+      local content = pandoc.walk_block(pandoc.Div(el.content), {
+        Table = function(tbl)
+          found = true
+          local st = pandoc.utils.to_simple_table(tbl)
+          local width = #st.headers
+          local body = {}
+          for i, cells in ipairs(rows) do
+            if #cells ~= width then
+              fail(chapter .. ': table ' .. tname .. ' row ' .. i .. ' has ' ..
+                   #cells .. ' cells, the header has ' .. width)
+            end
+            local row = {}
+            for j, c in ipairs(cells) do row[j] = cell_blocks(c) end
+            body[i] = row
+          end
+          st.rows = body
+          return pandoc.utils.from_simple_table(st)
+        end,
+      })
+      if not found then fail(chapter .. ': tracetable ' .. tname .. ' holds no table') end
+      el.content = content.content
+      return el
+    end,
+    Image = function(el)
+      if el.src:match('^ch%d%d%-[%w%-]+$') then
+        local path = figdir .. '/' .. el.src .. '.' .. figext
+        local check = (figext == 'svg') and (FIGCHECK .. '/' .. el.src .. '.svg') or path
+        local f = io.open(check, 'r')
+        if not f then fail(chapter .. ': no figure ' .. check) end
+        f:close()
+        el.src = path
+        return el
+      end
+    end,
+  }
+end
+
+local function meta_str(meta, key)
+  local v = meta[key]
+  if v == nil then return nil end
+  return pandoc.utils.stringify(v)
+end
+
+function Pandoc(doc)
+  local meta = doc.meta
+  lang = meta_str(meta, 'lang') or 'en'
+  tracedir = meta_str(meta, 'tracedir') or 'build/traces'
+  figdir = meta_str(meta, 'figdir') or 'figures'
+  figext = meta_str(meta, 'figext') or 'svg'
+  FIGCHECK = meta_str(meta, 'figcheck') or figdir
+  REPORTDIR = meta_str(meta, 'reportdir') or 'build/reports'
+
+  -- 1. the edition's language
+  local body = pandoc.walk_block(pandoc.Div(doc.blocks), {
+    Div = function(el)
+      local l = el.attributes['lang']
+      if l == nil then return nil end
+      if l == lang then return el.content end
+      return {}
+    end,
+    Span = function(el)
+      local l = el.attributes['lang']
+      if l == nil then return nil end
+      if l == lang then return el.content end
+      return {}
+    end,
+  })
+
+  -- in print, the cross-references under a chunk are set small
+  if FORMAT == 'latex' then
+    body = pandoc.walk_block(body, {
+      Span = function(el)
+        if has_class(el, 'chunk-foot') then
+          local out = { pandoc.RawInline('latex', '{\\footnotesize ') }
+          for _, il in ipairs(el.content) do out[#out + 1] = il end
+          out[#out + 1] = pandoc.RawInline('latex', '}')
+          return out
+        end
+      end,
+    })
+  end
+
+  -- 2. trace values, tables and figures, chapter by chapter
+  local blocks = {}
+  for _, b in ipairs(body.content) do
+    if b.t == 'Div' and has_class(b, 'chapter') then
+      b = pandoc.walk_block(b, chapter_filter(b.attributes['trace']))
+    end
+    blocks[#blocks + 1] = b
+  end
+
+  -- 3. titles and navigation of this edition
+  for _, key in ipairs({ 'title', 'prev-title', 'next-title', 'booktitle',
+                         'subtitle', 'author' }) do
+    local v = meta[key .. '-' .. lang]
+    if v ~= nil then meta[key] = v end
+  end
+  if meta['title'] == nil then meta['title'] = meta['booktitle'] end
+  meta['pagetitle'] = meta['title']
+  local other = (lang == 'en') and 'ru' or 'en'
+  meta['other-lang'] = other
+  meta['twin-label'] = (lang == 'en') and 'Русский' or 'English'
+  return pandoc.Pandoc(blocks, meta)
+end

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Builds one edition's PDF: front matter, every chapter, the index.
+#
+# Usage: tools/pdf.sh LANG BUILDDIR OUT.pdf SLUG...
+# pandoc writes LaTeX, XeLaTeX runs twice (contents and cross-references).
+# The build fails on a LaTeX error, on a character missing from the fonts,
+# and on a link to an anchor that does not exist.
+set -eu
+lang=$1 b=$2 out=$3
+shift 3
+top=$(pwd)
+work="$b/pdf/$lang"
+mkdir -p "$work" "$(dirname "$out")"
+inputs="$b/weave/front-$lang.md"
+for s in "$@"; do inputs="$inputs $b/weave/pdf-$lang/$s.md"; done
+inputs="$inputs $b/weave/pdf-$lang/identifiers.md"
+# shellcheck disable=SC2086
+pandoc --from markdown --to latex --standalone --lua-filter tools/book.lua \
+  --metadata-file book/metadata.yaml -M lang="$lang" -M tracedir="$b/traces" \
+  -M figdir="$top/$b/figures/$lang" -M figext=pdf -M reportdir="$b/reports" \
+  --top-level-division=chapter --number-sections --toc \
+  --include-in-header book/header.tex -o "$work/book.tex" $inputs
+for pass in 1 2; do
+  if ! (cd "$work" && xelatex -interaction=nonstopmode -halt-on-error book.tex > xelatex.log 2>&1); then
+    echo "pdf.sh: XeLaTeX failed on the $lang edition (pass $pass):" >&2
+    grep -A4 '^!' "$work/book.log" >&2 || tail -30 "$work/xelatex.log" >&2
+    exit 1
+  fi
+done
+if grep -n 'Missing character' "$work/book.log" >&2; then
+  echo "pdf.sh: the $lang edition uses characters no font has" >&2
+  exit 1
+fi
+if grep -n -E 'used but not defined|has been referenced but does not exist' "$work/xelatex.log" >&2; then
+  echo "pdf.sh: the $lang edition links to anchors that do not exist" >&2
+  exit 1
+fi
+cp "$work/book.pdf" "$out"
