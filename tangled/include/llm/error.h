@@ -1,0 +1,35 @@
+/* llm/error.h -- named errors: every rejection says what and where. */
+#ifndef LLM_ERROR_H
+#define LLM_ERROR_H
+
+typedef enum llm_status {
+    LLM_OK = 0,
+    LLM_ERR_ARGUMENT,   /* a null pointer or a meaningless argument */
+    LLM_ERR_RANK,       /* an index or shape with the wrong number of axes */
+    LLM_ERR_INDEX,      /* an index outside the extent of its axis */
+    LLM_ERR_OVERFLOW,   /* an element count size_t cannot hold */
+    LLM_ERR_LENGTH,     /* a buffer whose length does not match the shape */
+    LLM_ERR_ALLOC,      /* the allocator refused */
+    LLM_STATUS_COUNT
+} llm_status;
+
+typedef struct llm_error {
+    llm_status code;
+    char stage[48];     /* the function or stage that refused, "tensor.offset" */
+    char message[208];  /* what was expected and what came */
+} llm_error;
+
+#if defined(__GNUC__)
+#define LLM_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define LLM_PRINTF(fmt, args)
+#endif
+
+/* Records a rejection in err (when err is not NULL) and returns code. */
+llm_status llm_fail(llm_error *err, llm_status code, const char *stage,
+                    const char *fmt, ...) LLM_PRINTF(4, 5);
+
+/* The short name of a status code: "ok", "rank", "index", ... */
+const char *llm_status_name(llm_status code);
+
+#endif

@@ -1,0 +1,32 @@
+/* llm/evidence.h -- what every demo shares: arguments, numbers, traces. */
+#ifndef LLM_EVIDENCE_H
+#define LLM_EVIDENCE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct llm_trace {
+    FILE *fp;     /* NULL when no trace was asked for */
+    int failed;   /* a write failed */
+} llm_trace;
+
+/* Parses a demo's arguments: none, or --trace FILE. Returns 0, or prints a
+   message naming the demo and returns the exit status 2. */
+int llm_demo_start(int argc, char **argv, const char *demo, llm_trace *trace);
+
+/* Closes the trace; returns the demo's exit status: 0, or 1 when ok is 0 or
+   the trace could not be written. */
+int llm_demo_finish(llm_trace *trace, int ok);
+
+/* One value, or one table row, of the trace. */
+void llm_trace_value(llm_trace *trace, const char *key, const char *value);
+void llm_trace_row(llm_trace *trace, const char *table, size_t ncells,
+                   const char *const *cells);
+
+/* x with the given decimals ("-0.000" is written "0.000"; "nan", "inf");
+   a list "[a, b, c]"; a list of sizes "[2, 2, 3]". Each returns buf. */
+char *llm_fmt(char *buf, size_t size, double x, int decimals);
+char *llm_fmt_list(char *buf, size_t size, const double *x, size_t n, int decimals);
+char *llm_fmt_sizes(char *buf, size_t size, const size_t *x, size_t n);
+
+#endif

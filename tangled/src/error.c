@@ -1,0 +1,36 @@
+/* error.c -- recording rejections. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "llm/error.h"
+
+static const char *const status_names[LLM_STATUS_COUNT] = {
+    [LLM_OK] = "ok",
+    [LLM_ERR_ARGUMENT] = "argument",
+    [LLM_ERR_RANK] = "rank",
+    [LLM_ERR_INDEX] = "index",
+    [LLM_ERR_OVERFLOW] = "overflow",
+    [LLM_ERR_LENGTH] = "length",
+    [LLM_ERR_ALLOC] = "alloc",
+};
+
+llm_status llm_fail(llm_error *err, llm_status code, const char *stage,
+                    const char *fmt, ...)
+{
+    if (err != NULL) {
+        va_list ap;
+        err->code = code;
+        snprintf(err->stage, sizeof err->stage, "%s", stage);
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *llm_status_name(llm_status code)
+{
+    if ((int)code < 0 || code >= LLM_STATUS_COUNT || status_names[code] == NULL)
+        return "unknown";
+    return status_names[code];
+}

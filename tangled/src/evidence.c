@@ -1,0 +1,100 @@
+/* evidence.c -- demo arguments, stable number formatting, traces. */
+#include <stdio.h>
+#include <string.h>
+
+#include "llm/evidence.h"
+
+int llm_demo_start(int argc, char **argv, const char *demo, llm_trace *trace)
+{
+    trace->fp = NULL;
+    trace->failed = 0;
+    if (argc == 1)
+        return 0;
+    if (argc == 3 && strcmp(argv[1], "--trace") == 0) {
+        trace->fp = fopen(argv[2], "w");
+        if (trace->fp != NULL)
+            return 0;
+        fprintf(stderr, "%s: cannot write the trace file '%s'\n", demo, argv[2]);
+        return 2;
+    }
+    fprintf(stderr, "%s: unexpected argument '%s'\nusage: %s [--trace FILE]\n",
+            demo, argv[1], demo);
+    return 2;
+}
+
+int llm_demo_finish(llm_trace *trace, int ok)
+{
+    if (trace->fp != NULL) {
+        if (ferror(trace->fp))
+            trace->failed = 1;
+        if (fclose(trace->fp) != 0)
+            trace->failed = 1;
+        trace->fp = NULL;
+    }
+    if (trace->failed)
+        fprintf(stderr, "the trace could not be written\n");
+    return ok && !trace->failed ? 0 : 1;
+}
+char *llm_fmt(char *buf, size_t size, double x, int decimals)
+{
+    char *p;
+    if (x != x) {
+        snprintf(buf, size, "nan");
+        return buf;
+    }
+    snprintf(buf, size, "%.*f", decimals, x);
+    if (buf[0] == '-') {
+        for (p = buf + 1; *p == '0' || *p == '.'; p++)
+            ;
+        if (*p == '\0')                       /* every digit is zero */
+            memmove(buf, buf + 1, strlen(buf));
+    }
+    return buf;
+}
+
+char *llm_fmt_list(char *buf, size_t size, const double *x, size_t n, int decimals)
+{
+    char one[64];
+    size_t used = 0, i;
+    buf[0] = '\0';
+    for (i = 0; i <= n && used < size; i++) {
+        const char *sep = i == 0 ? "[" : ", ";
+        if (i == n)
+            sep = i == 0 ? "[]" : "]";
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", sep,
+                                 i < n ? llm_fmt(one, sizeof one, x[i], decimals) : "");
+    }
+    return buf;
+}
+
+char *llm_fmt_sizes(char *buf, size_t size, const size_t *x, size_t n)
+{
+    size_t used = 0, i;
+    buf[0] = '\0';
+    if (n == 0)
+        snprintf(buf, size, "[]");
+    for (i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%zu%s",
+                                 i == 0 ? "[" : ", ", x[i], i + 1 == n ? "]" : "");
+    return buf;
+}
+void llm_trace_value(llm_trace *trace, const char *key, const char *value)
+{
+    if (trace->fp != NULL && fprintf(trace->fp, "v\t%s\t%s\n", key, value) < 0)
+        trace->failed = 1;
+}
+
+void llm_trace_row(llm_trace *trace, const char *table, size_t ncells,
+                   const char *const *cells)
+{
+    size_t i;
+    if (trace->fp == NULL)
+        return;
+    if (fprintf(trace->fp, "r\t%s", table) < 0)
+        trace->failed = 1;
+    for (i = 0; i < ncells; i++)
+        if (fprintf(trace->fp, "\t%s", cells[i]) < 0)
+            trace->failed = 1;
+    if (fputc('\n', trace->fp) == EOF)
+        trace->failed = 1;
+}

@@ -1,0 +1,131 @@
+/* tensor_storage.c -- flat f64 storage, shape, strides, checked indexing. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/tensor.h"
+
+llm_status llm_row_major(size_t rank, const size_t *shape, size_t *stride,
+                         size_t *size, llm_error *err)
+{
+    size_t acc = 1;
+    size_t k;
+    if (rank > LLM_MAX_RANK)
+        return llm_fail(err, LLM_ERR_RANK, "tensor.shape",
+                        "rank %zu exceeds the maximum %d", rank, LLM_MAX_RANK);
+    if (rank > 0 && (shape == NULL || stride == NULL))
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.shape",
+                        "a shape of rank %zu needs shape and stride arrays", rank);
+    for (k = rank; k-- > 0;) {
+        stride[k] = acc;
+        if (shape[k] != 0 && acc > SIZE_MAX / shape[k])
+            return llm_fail(err, LLM_ERR_OVERFLOW, "tensor.shape",
+                            "the element count overflows size_t at axis %zu "
+                            "(extent %zu)", k, shape[k]);
+        acc *= shape[k];
+    }
+    if (acc > SIZE_MAX / sizeof(double))
+        return llm_fail(err, LLM_ERR_OVERFLOW, "tensor.shape",
+                        "%zu elements need more bytes than size_t can count", acc);
+    *size = acc;
+    return LLM_OK;
+}
+llm_status llm_tensor_zeros(llm_tensor *out, size_t rank, const size_t *shape,
+                            llm_error *err)
+{
+    llm_tensor t;
+    llm_status st;
+    memset(&t, 0, sizeof t);
+    if (out == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.zeros", "no output tensor");
+    st = llm_row_major(rank, shape, t.stride, &t.size, err);
+    if (st != LLM_OK)
+        return st;
+    t.data = calloc(t.size > 0 ? t.size : 1, sizeof(double));
+    if (t.data == NULL)
+        return llm_fail(err, LLM_ERR_ALLOC, "tensor.zeros",
+                        "cannot allocate %zu elements", t.size);
+    t.rank = rank;
+    if (rank > 0)
+        memcpy(t.shape, shape, rank * sizeof shape[0]);
+    t.owns = 1;
+    *out = t;
+    return LLM_OK;
+}
+
+llm_status llm_tensor_from(llm_tensor *out, size_t rank, const size_t *shape,
+                           const double *values, size_t count, llm_error *err)
+{
+    llm_tensor t;
+    size_t stride[LLM_MAX_RANK], size;
+    llm_status st = llm_row_major(rank, shape, stride, &size, err);
+    if (st != LLM_OK)
+        return st;
+    if (count != size)
+        return llm_fail(err, LLM_ERR_LENGTH, "tensor.from",
+                        "the shape holds %zu elements, %zu values were given",
+                        size, count);
+    if (values == NULL && count > 0)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.from", "no values");
+    st = llm_tensor_zeros(&t, rank, shape, err);
+    if (st != LLM_OK)
+        return st;
+    if (count > 0)
+        memcpy(t.data, values, count * sizeof values[0]);
+    *out = t;
+    return LLM_OK;
+}
+
+void llm_tensor_free(llm_tensor *t)
+{
+    if (t == NULL)
+        return;
+    if (t->owns)
+        free(t->data);
+    memset(t, 0, sizeof *t);
+}
+llm_status llm_tensor_offset(const llm_tensor *t, size_t rank, const size_t *index,
+                             size_t *offset, llm_error *err)
+{
+    size_t k, o;
+    if (t == NULL || offset == NULL || (rank > 0 && index == NULL))
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.offset",
+                        "tensor, index and offset are required");
+    if (rank != t->rank)
+        return llm_fail(err, LLM_ERR_RANK, "tensor.offset",
+                        "the index has %zu coordinates, the tensor has rank %zu",
+                        rank, t->rank);
+    for (k = 0; k < rank; k++)
+        if (index[k] >= t->shape[k])
+            return llm_fail(err, LLM_ERR_INDEX, "tensor.offset",
+                            "index %zu is outside axis %zu of extent %zu",
+                            index[k], k, t->shape[k]);
+    o = t->offset;
+    for (k = 0; k < rank; k++)
+        o += index[k] * t->stride[k];
+    *offset = o;
+    return LLM_OK;
+}
+
+llm_status llm_tensor_get(const llm_tensor *t, size_t rank, const size_t *index,
+                          double *value, llm_error *err)
+{
+    size_t o = 0;
+    llm_status st;
+    if (value == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.get", "no place for the value");
+    st = llm_tensor_offset(t, rank, index, &o, err);
+    if (st == LLM_OK)
+        *value = t->data[o];
+    return st;
+}
+
+llm_status llm_tensor_set(llm_tensor *t, size_t rank, const size_t *index,
+                          double value, llm_error *err)
+{
+    size_t o = 0;
+    llm_status st = llm_tensor_offset(t, rank, index, &o, err);
+    if (st == LLM_OK)
+        t->data[o] = value;
+    return st;
+}
