@@ -37,6 +37,24 @@ START_TEST(strides_and_offsets_follow_row_major_order)
 }
 END_TEST
 
+START_TEST(index_next_walks_row_major_order)
+{
+    const size_t shape[3] = {2, 2, 3};
+    size_t idx[3] = {0, 0, 0}, count = 1, o;
+    llm_tensor t;
+    ck_assert_int_eq(llm_tensor_from(&t, 3, shape, fixture, 12, NULL), LLM_OK);
+    while (llm_index_next(3, shape, idx)) {
+        ck_assert_int_eq(llm_tensor_offset(&t, 3, idx, &o, NULL), LLM_OK);
+        ck_assert_uint_eq(o, count);    /* the walk visits offsets 1, 2, ... */
+        count++;
+    }
+    ck_assert_uint_eq(count, 12);
+    ck_assert(idx[0] == 0 && idx[1] == 0 && idx[2] == 0);
+    ck_assert_int_eq(llm_index_next(0, NULL, NULL), 0);
+    llm_tensor_free(&t);
+}
+END_TEST
+
 START_TEST(write_changes_exactly_one_position)
 {
     const size_t shape[3] = {2, 2, 3}, at[3] = {0, 1, 1};
@@ -313,6 +331,7 @@ Suite *ch08_tensor_storage_suite(void)
     Suite *s = suite_create("ch08 tensor storage");
     TCase *tc = tcase_create("storage");
     tcase_add_test(tc, strides_and_offsets_follow_row_major_order);
+    tcase_add_test(tc, index_next_walks_row_major_order);
     tcase_add_test(tc, write_changes_exactly_one_position);
     tcase_add_test(tc, out_of_range_index_names_the_axis_and_reads_nothing);
     tcase_add_test(tc, wrong_rank_index_is_refused);

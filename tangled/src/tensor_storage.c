@@ -129,3 +129,13 @@ llm_status llm_tensor_set(llm_tensor *t, size_t rank, const size_t *index,
         t->data[o] = value;
     return st;
 }
+int llm_index_next(size_t rank, const size_t *shape, size_t *index)
+{
+    size_t k;
+    for (k = rank; k-- > 0;) {
+        if (++index[k] < shape[k])
+            return 1;
+        index[k] = 0;
+    }
+    return 0;
+}

@@ -51,5 +51,9 @@ llm_status llm_tensor_get(const llm_tensor *t, size_t rank, const size_t *index,
                           double *value, llm_error *err);
 llm_status llm_tensor_set(llm_tensor *t, size_t rank, const size_t *index,
                           double value, llm_error *err);
+/* Advances index (rank coordinates within shape) to the next element in
+   row-major order. Returns 1, or 0 when it wrapped around to all zeros
+   (also at once for rank 0, which has one element). */
+int llm_index_next(size_t rank, const size_t *shape, size_t *index);
 
 #endif
