@@ -12,6 +12,13 @@ static const char *const status_names[LLM_STATUS_COUNT] = {
     [LLM_ERR_OVERFLOW] = "overflow",
     [LLM_ERR_LENGTH] = "length",
     [LLM_ERR_ALLOC] = "alloc",
+    [LLM_ERR_SHAPE] = "shape",
+    [LLM_ERR_AXIS] = "axis",
+    [LLM_ERR_CONTIGUITY] = "contiguity",
+    [LLM_ERR_BROADCAST] = "broadcast",
+    [LLM_ERR_EMPTY] = "empty",
+    [LLM_ERR_TARGET] = "target",
+    [LLM_ERR_NONFINITE] = "nonfinite",
 };
 
 llm_status llm_fail(llm_error *err, llm_status code, const char *stage,

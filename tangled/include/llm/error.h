@@ -10,6 +10,13 @@ typedef enum llm_status {
     LLM_ERR_OVERFLOW,   /* an element count size_t cannot hold */
     LLM_ERR_LENGTH,     /* a buffer whose length does not match the shape */
     LLM_ERR_ALLOC,      /* the allocator refused */
+    LLM_ERR_SHAPE,      /* shapes that must agree do not */
+    LLM_ERR_AXIS,       /* an axis outside the rank, or named twice */
+    LLM_ERR_CONTIGUITY, /* a strided view where contiguous storage is needed */
+    LLM_ERR_BROADCAST,  /* shapes that cannot be broadcast together */
+    LLM_ERR_EMPTY,      /* no value over zero elements (mean, max, softmax) */
+    LLM_ERR_TARGET,     /* a target class outside its row */
+    LLM_ERR_NONFINITE,  /* a NaN or an infinity where a finite number is needed */
     LLM_STATUS_COUNT
 } llm_status;
 
