@@ -85,10 +85,15 @@ $(B)/bin/%: tangled/demos/%.c $(B)/libllm.a
 
 demos: $(DEMOS)
 
-# Each demo prints its report and writes its trace in one run.
+# Each demo prints its report and writes its trace in one run. Unchanged
+# files keep their timestamps, so figures and pages that read them are not
+# rebuilt when a change did not alter any number.
 $(B)/reports/%.txt $(B)/traces/%.trace &: $(B)/bin/%
 	@mkdir -p $(B)/reports $(B)/traces
-	$< --trace $(B)/traces/$*.trace > $(B)/reports/$*.txt
+	$< --trace $(B)/traces/$*.trace.new > $(B)/reports/$*.txt.new
+	@cpif $(B)/traces/$*.trace < $(B)/traces/$*.trace.new
+	@cpif $(B)/reports/$*.txt < $(B)/reports/$*.txt.new
+	@rm -f $(B)/traces/$*.trace.new $(B)/reports/$*.txt.new
 
 reports: $(REPORTS)
 
@@ -155,7 +160,7 @@ $(B)/figures/data/%.tex: $(B)/traces/%.trace tools/trace2tex.awk
 	@mkdir -p $(@D)
 	awk -f tools/trace2tex.awk $< > $@
 
-PANDOC_HTML = pandoc --from markdown --to html5 --standalone --mathml \
+PANDOC_HTML = pandoc --from markdown --to html5 --standalone --mathml --highlight-style=tango \
   --template book/template.html --lua-filter tools/book.lua \
   --metadata-file book/metadata.yaml -M lang=$(1) -M tracedir=$(B)/traces \
   -M figdir=figures -M figext=svg -M figcheck=$(B)/html/$(1)/figures -M reportdir=$(B)/reports
@@ -224,7 +229,8 @@ html: $(B)/html/index.html $(foreach l,$(LANGS),$(foreach p,$(PAGES),$(B)/html/$
 
 # --------------------------------------------------------------------- pdf --
 define pdf_rules
-$(B)/html/book-$(1).pdf: $(B)/weave/front-$(1).md $(B)/weave/stamp $(TRACES) \
+$(B)/html/book-$(1).pdf: $(B)/weave/front-$(1).md $(TRACES) \
+    $(addprefix $(B)/weave/pdf-$(1)/,$(addsuffix .md,$(SLUGS) identifiers)) \
     $(addprefix $(B)/figures/$(1)/,$(addsuffix .pdf,$(FIGS))) \
     tools/book.lua tools/pdf.sh book/metadata.yaml book/header.tex
 	@tools/pdf.sh $(1) $(B) $$@ $(SLUGS)

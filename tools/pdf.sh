@@ -15,7 +15,7 @@ inputs="$b/weave/front-$lang.md"
 for s in "$@"; do inputs="$inputs $b/weave/pdf-$lang/$s.md"; done
 inputs="$inputs $b/weave/pdf-$lang/identifiers.md"
 # shellcheck disable=SC2086
-pandoc --from markdown --to latex --standalone --lua-filter tools/book.lua \
+pandoc --from markdown --to latex --standalone --highlight-style=tango --lua-filter tools/book.lua \
   --metadata-file book/metadata.yaml -M lang="$lang" -M tracedir="$b/traces" \
   -M figdir="$top/$b/figures/$lang" -M figext=pdf -M reportdir="$b/reports" \
   --top-level-division=chapter --number-sections --toc \
