@@ -55,5 +55,40 @@ llm_status llm_tensor_set(llm_tensor *t, size_t rank, const size_t *index,
    row-major order. Returns 1, or 0 when it wrapped around to all zeros
    (also at once for rank 0, which has one element). */
 int llm_index_next(size_t rank, const size_t *shape, size_t *index);
+/* 1 when t's elements are dense in row-major order from t->offset
+   (strides of axes with extent 1 are ignored; an empty tensor is contiguous).
+   0 otherwise, and 0 for NULL. */
+int llm_tensor_is_contiguous(const llm_tensor *t);
+/* Views: *view borrows t's storage (owns = 0); valid while t's storage lives.
+   Output written only on success. */
+
+/* t's elements under a new shape with row-major strides.
+   Errors: LLM_ERR_ARGUMENT (null view or t, null shape with rank > 0),
+   LLM_ERR_RANK (rank > LLM_MAX_RANK), LLM_ERR_OVERFLOW (from llm_row_major),
+   LLM_ERR_SHAPE (the new shape holds a different element count),
+   LLM_ERR_CONTIGUITY (t is not contiguous: copy it first). */
+llm_status llm_tensor_reshape(llm_tensor *view, const llm_tensor *t, size_t rank,
+                              const size_t *shape, llm_error *err);
+/* t with axes axis_a and axis_b swapped (extents and strides).
+   Errors: LLM_ERR_ARGUMENT (null view or t), LLM_ERR_AXIS (an axis >= rank). */
+llm_status llm_tensor_transpose(llm_tensor *view, const llm_tensor *t,
+                                size_t axis_a, size_t axis_b, llm_error *err);
+
+/* t with its axes reordered: axis k of the view is axis perm[k] of t.
+   Errors: LLM_ERR_ARGUMENT (null view or t, null perm with rank > 0),
+   LLM_ERR_RANK (rank is not t's rank), LLM_ERR_AXIS (perm names an axis
+   >= rank, or one axis twice). */
+llm_status llm_tensor_permute(llm_tensor *view, const llm_tensor *t, size_t rank,
+                              const size_t *perm, llm_error *err);
+/* The indices start <= i < stop of one axis of t.
+   Errors: LLM_ERR_ARGUMENT (null view or t), LLM_ERR_AXIS (axis >= rank),
+   LLM_ERR_INDEX (start > stop, or stop > the axis' extent). */
+llm_status llm_tensor_slice(llm_tensor *view, const llm_tensor *t, size_t axis,
+                            size_t start, size_t stop, llm_error *err);
+/* A new owned, contiguous tensor with t's elements in row-major order
+   (materialise).
+   Errors: LLM_ERR_ARGUMENT (null out or t), LLM_ERR_ALLOC, and those of
+   llm_row_major for a malformed t. On failure *out is not touched. */
+llm_status llm_tensor_copy(llm_tensor *out, const llm_tensor *t, llm_error *err);
 
 #endif
