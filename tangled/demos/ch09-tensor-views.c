@@ -44,7 +44,7 @@ static int show(llm_trace *tr, const char *key, const char *expr, const llm_tens
     double values[24];
     char shape[64], strides[64], offset[32], rd[160], vals[160], table[32];
     char cj[16], co[16], cv[32];
-    const char *cells[7], *row[3] = {cj, co, cv};
+    const char *cells[6], *row[3] = {cj, co, cv};
     const char *contig = llm_tensor_is_contiguous(v) ? "yes" : "no";
     llm_error err;
     if (n > 24)
@@ -68,9 +68,9 @@ static int show(llm_trace *tr, const char *key, const char *expr, const llm_tens
     printf("view %s = %s\n  shape=%s strides=%s offset=%s contiguous=%s\n"
            "  reads=%s values=%s\n", key, expr, shape, strides, offset, contig, rd, vals);
     cells[0] = expr; cells[1] = shape; cells[2] = strides; cells[3] = offset;
-    cells[4] = rd; cells[5] = vals; cells[6] = contig;
+    cells[4] = rd; cells[5] = contig;
     if (in_table)
-        llm_trace_row(tr, "views", 7, cells);
+        llm_trace_row(tr, "views", 6, cells);
     trace_key(tr, key, "shape", shape);
     trace_key(tr, key, "strides", strides);
     trace_key(tr, key, "offset", offset);
