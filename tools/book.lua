@@ -161,6 +161,41 @@ local function chapter_filter(chapter)
   }
 end
 
+-- In print every chapter is part of one document, so the section ids that
+-- chapters share (predict, notation, ...) are prefixed with the chapter's
+-- slug, and links between chapter pages become links inside the document:
+--   #id -> #chNN-slug--id,  NN-slug.html#id -> #chNN-slug--id,
+--   NN-slug.html -> #chNN-slug (the chapter Div's id)
+-- Chunk labels (NW...) are unique already and stay as they are.
+function one_document(slug)
+  local function local_id(id)
+    if id == '' or id:match('^NW') then return id end
+    return slug .. '--' .. id
+  end
+  local function rename(el)
+    if el.identifier and el.identifier ~= '' then
+      el.identifier = local_id(el.identifier)
+      return el
+    end
+  end
+  return {
+    Header = rename, Span = rename, Table = rename, CodeBlock = rename,
+    Div = function(el)
+      if el.identifier ~= slug then return rename(el) end
+    end,
+    Link = function(el)
+      local page, id = el.target:match('^(%d%d%-[%w%-]+)%.html#?(.*)$')
+      if page then
+        page = 'ch' .. page
+        el.target = '#' .. ((id ~= '' and not id:match('^NW')) and (page .. '--' .. id) or (id ~= '' and id or page))
+      elseif el.target:match('^#') then
+        el.target = '#' .. local_id(el.target:sub(2))
+      end
+      return el
+    end,
+  }
+end
+
 local function meta_str(meta, key)
   local v = meta[key]
   if v == nil then return nil end
@@ -211,6 +246,7 @@ function Pandoc(doc)
   for _, b in ipairs(body.content) do
     if b.t == 'Div' and has_class(b, 'chapter') then
       b = pandoc.walk_block(b, chapter_filter(b.attributes['trace']))
+      if FORMAT == 'latex' then b = pandoc.walk_block(b, one_document(b.identifier)) end
     end
     blocks[#blocks + 1] = b
   end

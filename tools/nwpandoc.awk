@@ -136,7 +136,7 @@ function open_chapter(name,    i, prev, next_) {
     print "```" > outfile
     print "" > outfile
   }
-  print "::::::::::::::: {.chapter chapter=\"" chnum[cur] "\" trace=\"ch" cur "\"}" > outfile
+  print "::::::::::::::: {#ch" cur " .chapter chapter=\"" chnum[cur] "\" trace=\"ch" cur "\"}" > outfile
   print "" > outfile
 }
 

@@ -19,7 +19,11 @@ pandoc --from markdown --to latex --standalone --highlight-style=tango --lua-fil
   --metadata-file book/metadata.yaml -M lang="$lang" -M tracedir="$b/traces" \
   -M figdir="$top/$b/figures/$lang" -M figext=pdf -M reportdir="$b/reports" \
   --top-level-division=chapter --number-sections --toc \
-  --include-in-header book/header.tex -o "$work/book.tex" $inputs
+  --include-in-header book/header.tex -o "$work/book.tex" $inputs 2> "$work/pandoc.log" ||
+  { cat "$work/pandoc.log" >&2; exit 1; }
+# Chapters share section ids (predict, notation, ...); the reader warns about
+# them before tools/book.lua makes them unique, so those warnings are noise.
+grep -v -e 'Duplicate identifier' -e '^ *Defaulting to' "$work/pandoc.log" >&2 || true
 for pass in 1 2; do
   if ! (cd "$work" && xelatex -interaction=nonstopmode -halt-on-error book.tex > xelatex.log 2>&1); then
     echo "pdf.sh: XeLaTeX failed on the $lang edition (pass $pass):" >&2
