@@ -90,5 +90,40 @@ llm_status llm_tensor_slice(llm_tensor *view, const llm_tensor *t, size_t axis,
    Errors: LLM_ERR_ARGUMENT (null out or t), LLM_ERR_ALLOC, and those of
    llm_row_major for a malformed t. On failure *out is not touched. */
 llm_status llm_tensor_copy(llm_tensor *out, const llm_tensor *t, llm_error *err);
+/* Elementwise binary operations: a + b, a - b, a * b, a / b. Division is
+   IEEE division: x / 0 is an infinity or a NaN, not an error. */
+typedef enum llm_binary_op { LLM_ADD, LLM_SUB, LLM_MUL, LLM_DIV } llm_binary_op;
+
+/* The broadcast shape of a and b: trailing axes aligned, extents equal or 1.
+   *rank receives max(a->rank, b->rank) and shape that many extents (give it
+   room for LLM_MAX_RANK). Errors: LLM_ERR_ARGUMENT (a null pointer, a tensor
+   without a buffer or of rank > LLM_MAX_RANK), LLM_ERR_BROADCAST (extents
+   that differ where neither is 1). On failure nothing is written. */
+llm_status llm_broadcast_shape(const llm_tensor *a, const llm_tensor *b, size_t *rank,
+                               size_t *shape, llm_error *err);
+/* A new owned tensor: op applied elementwise over the broadcast shape.
+   Errors: LLM_ERR_ARGUMENT (null out, a or b, a tensor without a buffer,
+   an unknown op), those of llm_broadcast_shape (LLM_ERR_BROADCAST), those
+   of llm_tensor_zeros (LLM_ERR_OVERFLOW, LLM_ERR_ALLOC). On failure *out
+   is not touched. */
+llm_status llm_tensor_binary(llm_tensor *out, llm_binary_op op, const llm_tensor *a,
+                             const llm_tensor *b, llm_error *err);
+/* A new owned tensor: fn applied to every element.
+   Errors: LLM_ERR_ARGUMENT (null out, a or fn, a tensor without a buffer),
+   LLM_ERR_ALLOC. On failure *out is not touched. */
+llm_status llm_tensor_map(llm_tensor *out, const llm_tensor *a, double (*fn)(double),
+                          llm_error *err);
+typedef enum llm_reduce_op { LLM_SUM, LLM_MEAN, LLM_MAX } llm_reduce_op;
+
+/* A new owned tensor: op over axis; keepdim keeps that axis with extent 1,
+   otherwise the result has rank t->rank - 1. Sums add in ascending index
+   order along the axis, starting from +0.0; a mean is that sum / extent; the
+   maximum is IEEE 754-2019 maximum (NaN propagates, +0 > -0).
+   Errors: LLM_ERR_ARGUMENT (null out or t, a tensor without a buffer, an
+   unknown op), LLM_ERR_AXIS (axis >= t->rank), LLM_ERR_EMPTY (mean or max
+   over an axis of extent 0), LLM_ERR_ALLOC. On failure *out is not
+   touched. */
+llm_status llm_tensor_reduce(llm_tensor *out, llm_reduce_op op, const llm_tensor *t,
+                             size_t axis, int keepdim, llm_error *err);
 
 #endif
