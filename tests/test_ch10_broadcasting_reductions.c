@@ -578,13 +578,15 @@ END_TEST
 START_TEST(map_errors_leave_the_output_untouched)
 {
     static double one[1] = {1};
-    const size_t huge[1] = {SIZE_MAX / sizeof(double) - 1}, zero[1] = {0};
-    llm_tensor x, out, empty, big;
+    const size_t huge[1] = {SIZE_MAX / sizeof(double) - 1}, zero[2] = {0, 0};
+    const size_t wrap[2] = {(size_t)1 << 40, (size_t)1 << 40};
+    llm_tensor x, out, empty, big, square;
     llm_error err;
     const size_t s2[1] = {2};
     ck_assert_int_eq(llm_tensor_from(&x, 1, s2, xv, 2, NULL), LLM_OK);
     memset(&empty, 0, sizeof empty);
     big = borrowed(one, 0, 1, huge, zero);
+    square = borrowed(one, 0, 2, wrap, zero);   /* 2^80 elements, one stored */
     poison(&out);
     ck_assert_int_eq(llm_tensor_map(NULL, &x, sqrt, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.stage, "tensor.map");
@@ -597,6 +599,8 @@ START_TEST(map_errors_leave_the_output_untouched)
     ck_assert_str_eq(err.stage, "tensor.map");
     ck_assert_int_eq(llm_tensor_map(&out, &big, sqrt, &err), LLM_ERR_ALLOC);
     ck_assert_str_eq(err.stage, "tensor.zeros");
+    ck_assert_int_eq(llm_tensor_map(&out, &square, sqrt, &err), LLM_ERR_OVERFLOW);
+    ck_assert_str_eq(err.stage, "tensor.shape");
     ck_assert(poisoned(&out));
     llm_tensor_free(&x);
 }
@@ -606,14 +610,16 @@ START_TEST(reduce_errors_leave_the_output_untouched)
 {
     static double one[1] = {1};
     const size_t s23[2] = {2, 3}, zero[2] = {0, 0};
-    const size_t huge[2] = {SIZE_MAX / sizeof(double) - 1, 2};
-    llm_tensor x, s, out, empty, big, deep;
+    const size_t huge[2] = {SIZE_MAX / sizeof(double) - 1, 2}, zero3[3] = {0, 0, 0};
+    const size_t wrap[3] = {(size_t)1 << 40, (size_t)1 << 40, 2};
+    llm_tensor x, s, out, empty, big, deep, cube;
     llm_error err;
     const double v[1] = {5};
     ck_assert_int_eq(llm_tensor_from(&x, 2, s23, xv, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_from(&s, 0, NULL, v, 1, NULL), LLM_OK);
     memset(&empty, 0, sizeof empty);
     big = borrowed(one, 0, 2, huge, zero);
+    cube = borrowed(one, 0, 3, wrap, zero3);
     deep = x;
     deep.rank = LLM_MAX_RANK + 1;
     poison(&out);
@@ -635,6 +641,8 @@ START_TEST(reduce_errors_leave_the_output_untouched)
     ck_assert_str_eq(err.message, "axis 0 is outside a tensor of rank 0");
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_SUM, &big, 1, 0, &err), LLM_ERR_ALLOC);
     ck_assert_str_eq(err.stage, "tensor.zeros");
+    ck_assert_int_eq(llm_tensor_reduce(&out, LLM_MAX, &cube, 2, 0, &err), LLM_ERR_OVERFLOW);
+    ck_assert_str_eq(err.stage, "tensor.shape");
     ck_assert(poisoned(&out));
     llm_tensor_free(&x);
     llm_tensor_free(&s);

@@ -110,7 +110,9 @@ llm_status llm_tensor_binary(llm_tensor *out, llm_binary_op op, const llm_tensor
                              const llm_tensor *b, llm_error *err);
 /* A new owned tensor: fn applied to every element.
    Errors: LLM_ERR_ARGUMENT (null out, a or fn, a tensor without a buffer),
-   LLM_ERR_ALLOC. On failure *out is not touched. */
+   those of llm_tensor_zeros (LLM_ERR_OVERFLOW, only for a hand-built input
+   whose shape has too many elements; LLM_ERR_ALLOC). On failure *out is not
+   touched. */
 llm_status llm_tensor_map(llm_tensor *out, const llm_tensor *a, double (*fn)(double),
                           llm_error *err);
 typedef enum llm_reduce_op { LLM_SUM, LLM_MEAN, LLM_MAX } llm_reduce_op;
@@ -121,8 +123,8 @@ typedef enum llm_reduce_op { LLM_SUM, LLM_MEAN, LLM_MAX } llm_reduce_op;
    maximum is IEEE 754-2019 maximum (NaN propagates, +0 > -0).
    Errors: LLM_ERR_ARGUMENT (null out or t, a tensor without a buffer, an
    unknown op), LLM_ERR_AXIS (axis >= t->rank), LLM_ERR_EMPTY (mean or max
-   over an axis of extent 0), LLM_ERR_ALLOC. On failure *out is not
-   touched. */
+   over an axis of extent 0), those of llm_tensor_zeros (LLM_ERR_OVERFLOW,
+   as for llm_tensor_map; LLM_ERR_ALLOC). On failure *out is not touched. */
 llm_status llm_tensor_reduce(llm_tensor *out, llm_reduce_op op, const llm_tensor *t,
                              size_t axis, int keepdim, llm_error *err);
 
