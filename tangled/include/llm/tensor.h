@@ -127,6 +127,17 @@ typedef enum llm_reduce_op { LLM_SUM, LLM_MEAN, LLM_MAX } llm_reduce_op;
    as for llm_tensor_map; LLM_ERR_ALLOC). On failure *out is not touched. */
 llm_status llm_tensor_reduce(llm_tensor *out, llm_reduce_op op, const llm_tensor *t,
                              size_t axis, int keepdim, llm_error *err);
+/* C = op(A) op(B) over the last two axes, op = transpose when the flag is set;
+   leading (batch) axes broadcast (trailing-aligned, extents equal or 1).
+   A new owned contiguous tensor of shape [batch..., M, N].
+   Every C[..., i, j] starts at +0.0 and adds A[i][k] * B[k][j] in ascending k.
+   Errors, in the order they are checked: LLM_ERR_ARGUMENT (out, a or b is
+   NULL), LLM_ERR_RANK (an operand of rank < 2), LLM_ERR_SHAPE (op(A) has K
+   columns and op(B) a different number of rows), LLM_ERR_BROADCAST (batch
+   axes neither equal nor 1), LLM_ERR_OVERFLOW (the output's element count),
+   LLM_ERR_ALLOC. On failure *out is not touched. */
+llm_status llm_matmul(llm_tensor *out, const llm_tensor *a, const llm_tensor *b,
+                      int trans_a, int trans_b, llm_error *err);
 /* Along axis: p = exp(l - m) / sum exp(l - m), m the max of the slice. New
    owned tensors, same shape. Sums run in ascending index along the axis.
    Errors: LLM_ERR_ARGUMENT (null out or logits), LLM_ERR_AXIS (axis >= rank;
