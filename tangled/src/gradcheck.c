@@ -4,16 +4,6 @@
 
 #include "llm/tensor.h"
 
-static int is_row_major(const llm_tensor *t)
-{
-    size_t k, acc = 1;
-    for (k = t->rank; k-- > 0;) {
-        if (t->shape[k] != 1 && t->stride[k] != acc)
-            return 0;
-        acc *= t->shape[k];
-    }
-    return 1;
-}
 llm_status llm_central_difference(llm_objective f, void *ctx, llm_tensor *theta,
                                   size_t flat, double h, llm_difference *out,
                                   llm_error *err)
@@ -29,7 +19,7 @@ llm_status llm_central_difference(llm_objective f, void *ctx, llm_tensor *theta,
     if (!(h > 0.0) || !isfinite(h))
         return llm_fail(err, LLM_ERR_ARGUMENT, "gradient.difference",
                         "the step must be positive and finite, got %g", h);
-    if (!is_row_major(theta))
+    if (!llm_tensor_is_contiguous(theta))
         return llm_fail(err, LLM_ERR_CONTIGUITY, "gradient.difference",
                         "the tensor must have row-major strides to be perturbed in place");
     if (flat >= theta->size)
