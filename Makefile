@@ -128,15 +128,27 @@ $(B)/tests/suites.h: $(TEST_SRCS)
 	@grep -ho 'Suite \*[a-z0-9_]*_suite(void)' $(TEST_SRCS) | \
 	  sed 's/Suite \*\(.*\)(void)/SUITE(\1)/' > $@.tmp && cpif $@ < $@.tmp && rm -f $@.tmp
 
-$(B)/bin/unit-tests: $(TEST_SRCS) $(B)/tests/suites.h $(B)/libllm.a
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -MF $(B)/dep/unit-tests.d -I$(B)/tests $(TEST_SRCS) $(B)/libllm.a \
-	  $$(pkg-config --cflags --libs check) -lm -o $@
+# Each test file compiles on its own, so editing one recompiles only it.
+TEST_OBJS     := $(patsubst tests/%.c,$(B)/tests/%.o,$(TEST_SRCS))
+TEST_SAN_OBJS := $(patsubst tests/%.c,$(B)/tests/san/%.o,$(TEST_SRCS))
 
-$(B)/bin/unit-tests-san: $(TEST_SRCS) $(B)/tests/suites.h $(B)/san/libllm.a
+$(B)/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN) -MF $(B)/dep/unit-tests-san.d -I$(B)/tests $(TEST_SRCS) \
-	  $(B)/san/libllm.a $$(pkg-config --cflags --libs check) -lm -o $@
+	$(CC) $(ALL_CFLAGS) -I$(B)/tests $$(pkg-config --cflags check) -c $< -o $@
+
+$(B)/tests/san/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -I$(B)/tests $$(pkg-config --cflags check) -c $< -o $@
+
+$(B)/tests/check_main.o $(B)/tests/san/check_main.o: $(B)/tests/suites.h
+
+$(B)/bin/unit-tests: $(TEST_OBJS) $(B)/libllm.a
+	@mkdir -p $(@D)
+	$(CC) $(TEST_OBJS) $(B)/libllm.a $$(pkg-config --libs check) -lm -o $@
+
+$(B)/bin/unit-tests-san: $(TEST_SAN_OBJS) $(B)/san/libllm.a
+	@mkdir -p $(@D)
+	$(CC) $(SAN) $(TEST_SAN_OBJS) $(B)/san/libllm.a $$(pkg-config --libs check) -lm -o $@
 
 unit: $(B)/bin/unit-tests $(B)/bin/unit-tests-san
 	$(B)/bin/unit-tests
@@ -264,4 +276,4 @@ check:
 clean:
 	rm -rf build
 
--include $(wildcard $(B)/obj/*.d $(B)/san/*.d $(B)/dep/*.d)
+-include $(wildcard $(B)/obj/*.d $(B)/san/*.d $(B)/dep/*.d $(B)/tests/*.d $(B)/tests/san/*.d)

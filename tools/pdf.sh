@@ -24,12 +24,18 @@ pandoc --from markdown --to latex --standalone --highlight-style=tango --lua-fil
 # Chapters share section ids (predict, notation, ...); the reader warns about
 # them before tools/book.lua makes them unique, so those warnings are noise.
 grep -v -e 'Duplicate identifier' -e '^ *Defaulting to' "$work/pandoc.log" >&2 || true
-for pass in 1 2; do
+# XeLaTeX runs until the contents and cross-references settle: twice on a
+# first build, usually once after an edit that moved no page break.
+for pass in 1 2 3; do
+  for f in aux toc; do
+    if [ -f "$work/book.$f" ]; then cp "$work/book.$f" "$work/book.$f.before"; else : > "$work/book.$f.before"; fi
+  done
   if ! (cd "$work" && xelatex -interaction=nonstopmode -halt-on-error book.tex > xelatex.log 2>&1); then
     echo "pdf.sh: XeLaTeX failed on the $lang edition (pass $pass):" >&2
     grep -A4 '^!' "$work/book.log" >&2 || tail -30 "$work/xelatex.log" >&2
     exit 1
   fi
+  cmp -s "$work/book.aux" "$work/book.aux.before" && cmp -s "$work/book.toc" "$work/book.toc.before" && break
 done
 if grep -n 'Missing character' "$work/book.log" >&2; then
   echo "pdf.sh: the $lang edition uses characters no font has" >&2
