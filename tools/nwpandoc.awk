@@ -68,6 +68,18 @@ function strip_attrs(s) {
   return s
 }
 
+# autodefs.c takes the first word of some column-0 lines for a definition;
+# names of C itself and of its library are never the book's definitions.
+BEGIN {
+  n = split("auto break case char const continue default do double else enum " \
+            "extern float for goto if inline int long register restrict return " \
+            "short signed sizeof static struct switch typedef union unsigned void " \
+            "volatile while size_t uint64_t int64_t uint32_t FILE NULL printf " \
+            "fprintf snprintf vsnprintf puts putchar memcpy memset memcmp " \
+            "memmove strlen strcmp malloc calloc realloc free exp log sqrt fabs", w, " ")
+  for (i = 1; i <= n; i++) c_name_of_c[w[i]] = 1
+}
+
 # ---------------------------------------------------------------- pass 1 --
 NR == FNR {
   if ($1 == "@file") {
@@ -251,10 +263,12 @@ function flush_code(    i, foot, sep) {
       if ($2 == "isused") ids_pending = ids_pending (ids_pending == "" ? "" : ", ") ref($3)
       else if ($2 == "isdefined") ids_pending = ref($3)
       else if ($2 == "defitem") {
-        c_defs = c_defs (c_defs == "" ? "" : ", ") "`" $3 "`"
+        if (!($3 in c_name_of_c))
+          c_defs = c_defs (c_defs == "" ? "" : ", ") "`" $3 "`"
         ids_pending = ""
       } else if ($2 == "useitem") {
-        c_uses = c_uses (c_uses == "" ? "" : ", ") "`" $3 "` " ids_pending
+        if (!($3 in c_name_of_c))
+          c_uses = c_uses (c_uses == "" ? "" : ", ") "`" $3 "` " ids_pending
         ids_pending = ""
       } else if ($2 == "begindefs" || $2 == "beginuses") ids_pending = ""
     }
@@ -296,6 +310,7 @@ function flush_code(    i, foot, sep) {
     next
   }
   if ($1 == "@index" && $2 == "entrybegin") {
+    if ($4 in c_name_of_c) { j = 0; next }
     j = ++nids
     id_name[j] = $4
     id_defs[j] = ""
@@ -303,10 +318,12 @@ function flush_code(    i, foot, sep) {
     next
   }
   if ($1 == "@index" && $2 == "entrydefn") {
+    if (j == 0) next
     id_defs[j] = id_defs[j] (id_defs[j] == "" ? "" : ", ") "**" ref($3) "**"
     next
   }
   if ($1 == "@index" && $2 == "entryuse") {
+    if (j == 0) next
     id_uses[j] = id_uses[j] (id_uses[j] == "" ? "" : ", ") ref($3)
     next
   }
