@@ -17,6 +17,8 @@ typedef enum llm_status {
     LLM_ERR_EMPTY,      /* no value over zero elements (mean, max, softmax) */
     LLM_ERR_TARGET,     /* a target class outside its row */
     LLM_ERR_NONFINITE,  /* a NaN or an infinity where a finite number is needed */
+    LLM_ERR_TAPE,       /* the tape cannot do this: a node that is not on it,
+                           an operand edge that a node does not have */
     LLM_STATUS_COUNT
 } llm_status;
 
