@@ -455,10 +455,22 @@ START_TEST(size_and_allocation_limits_are_refused)
     fake.nodes = one;
     fake.count = fake.capacity = SIZE_MAX / sizeof(llm_snode);
     REFUSED(llm_stape_leaf(&fake, 1.0, &id, &err), LLM_ERR_OVERFLOW, "stape.leaf");
+    REFUSED(llm_stape_add(&fake, 0, 0, &id, &err), LLM_ERR_OVERFLOW, "stape.add");
+    REFUSED(llm_stape_mul(&fake, 0, 0, &id, &err), LLM_ERR_OVERFLOW, "stape.mul");
+    REFUSED(llm_stape_scale(&fake, 0, 2.0, &id, &err), LLM_ERR_OVERFLOW, "stape.scale");
+    REFUSED(llm_stape_exp(&fake, 0, &id, &err), LLM_ERR_OVERFLOW, "stape.exp");
     REFUSED(llm_stape_tanh(&fake, 0, &id, &err), LLM_ERR_OVERFLOW, "stape.tanh");
+    REFUSED(llm_stape_detach(&fake, 0, &id, &err), LLM_ERR_OVERFLOW, "stape.detach");
     /* full, small enough to double, but no allocator can give the bytes */
     fake.count = fake.capacity = SIZE_MAX / 2 / sizeof(llm_snode) - 1;
+    REFUSED(llm_stape_leaf(&fake, 1.0, &id, &err), LLM_ERR_ALLOC, "stape.leaf");
     REFUSED(llm_stape_add(&fake, 0, 0, &id, &err), LLM_ERR_ALLOC, "stape.add");
+    REFUSED(llm_stape_mul(&fake, 0, 0, &id, &err), LLM_ERR_ALLOC, "stape.mul");
+    REFUSED(llm_stape_scale(&fake, 0, 2.0, &id, &err), LLM_ERR_ALLOC, "stape.scale");
+    REFUSED(llm_stape_exp(&fake, 0, &id, &err), LLM_ERR_ALLOC, "stape.exp");
+    REFUSED(llm_stape_tanh(&fake, 0, &id, &err), LLM_ERR_ALLOC, "stape.tanh");
+    REFUSED(llm_stape_detach(&fake, 0, &id, &err), LLM_ERR_ALLOC, "stape.detach");
+    ck_assert_uint_eq(fake.capacity, SIZE_MAX / 2 / sizeof(llm_snode) - 1);
     ck_assert_ptr_eq(fake.nodes, one);
     ck_assert_uint_eq(id, 77);
     /* the adjoints and marks of so many nodes cannot be allocated either */
