@@ -6,6 +6,7 @@
 #   make tangle     chapters/*.nw -> tangled/ (only changed files are touched)
 #   make expected   re-freeze every report in expected/ (on purpose only)
 #   make html | pdf | demos | reports | unit
+#   make bench      time the engine (not part of make check)
 #
 # Variables: CC (gcc), OPT (-O2), B (build): the build directory, so that
 # other compilers and optimisation levels can build side by side.
@@ -41,7 +42,7 @@ FIGS      := $(patsubst figures/%.tex,%,$(sort $(wildcard figures/ch[0-9][0-9]-*
 LANGS     := en ru
 PAGES     := $(SLUGS) identifiers index
 
-.PHONY: all build deps tangle lib demos reports unit figures html pdf \
+.PHONY: all build deps tangle lib demos reports unit figures html pdf bench \
         check check-reports check-portable check-valgrind check-parity \
         check-site expected clean
 
@@ -121,6 +122,19 @@ check-valgrind: $(DEMOS)
 	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all \
 	    $(B)/bin/ch$$s --trace /dev/null > /dev/null || { echo "valgrind: ch$$s"; exit 1; }; \
 	done
+
+# ------------------------------------------------------------- benchmarks --
+# tangled/bench/*.c are timing programs (make bench, not part of make check):
+# their output depends on the machine, so nothing compares it.
+BENCH_SRCS := $(sort $(wildcard tangled/bench/*.c))
+BENCHES    := $(patsubst tangled/bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
+
+$(B)/bench/%: tangled/bench/%.c $(B)/libllm.a
+	@mkdir -p $(@D) $(B)/dep
+	$(CC) $(ALL_CFLAGS) -MF $(B)/dep/bench-$*.d $< $(B)/libllm.a -lm -o $@
+
+bench: $(BENCHES)
+	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
 # -------------------------------------------------------------- unit tests --
 $(B)/tests/suites.h: $(TEST_SRCS)
