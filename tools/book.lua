@@ -79,7 +79,22 @@ local function lookup(chapter, key)
   return v
 end
 
+-- Demos print a few words (yes, exact, pass, ...) in their reports and
+-- traces; the Russian edition quotes them in Russian. Only a value that is
+-- exactly one of these words is translated.
+local RU_WORDS = {
+  ['yes'] = 'да', ['no'] = 'нет', ['exact'] = 'точно', ['changed'] = 'изменено',
+  ['bit-identical'] = 'побитово одинаковы', ['bit-exact'] = 'бит в бит',
+  ['pass'] = 'проходит', ['fail'] = 'не проходит', ['accepted'] = 'принято',
+}
+
+local function localize(text)
+  if lang == 'ru' and RU_WORDS[text] then return RU_WORDS[text] end
+  return text
+end
+
 local function cell_blocks(text)
+  text = localize(text)
   local doc = pandoc.read(text, 'markdown')
   local inlines = {}
   for _, b in ipairs(doc.blocks) do
@@ -101,7 +116,7 @@ local function chapter_filter(chapter)
   return {
     Span = function(el)
       if has_class(el, 'tv') then
-        return pandoc.Str(lookup(chapter, pandoc.utils.stringify(el.content)))
+        return pandoc.Str(localize(lookup(chapter, pandoc.utils.stringify(el.content))))
       end
     end,
     Math = function(el)
