@@ -19,6 +19,8 @@ typedef enum llm_status {
     LLM_ERR_NONFINITE,  /* a NaN or an infinity where a finite number is needed */
     LLM_ERR_TAPE,       /* the tape cannot do this: a node that is not on it,
                            an operand edge that a node does not have */
+    LLM_ERR_NAME,       /* a parameter name that breaks the rules or is already
+                           taken (or, in a lookup, is not in the list) */
     LLM_STATUS_COUNT
 } llm_status;
 
