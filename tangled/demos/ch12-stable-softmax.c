@@ -265,7 +265,7 @@ int main(int argc, char **argv)
         nan_v[3] = NAN;
         inf_v[0] = INFINITY;
         memset(&y, 0x5a, sizeof y);
-        marker = y;
+        memcpy(&marker, &y, sizeof marker);   /* bytes, padding included */
         ok = check(llm_tensor_from(&x, 2, shape, good, 6, &err), &err)
              && check(llm_tensor_zeros(&s, 0, NULL, &err), &err)
              && check(llm_tensor_from(&nan_x, 2, two, nan_v, 4, &err), &err)
