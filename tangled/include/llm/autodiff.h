@@ -91,5 +91,158 @@ llm_status llm_stape_grad(const llm_stape *tape, size_t id, double *grad,
    (output is not on the tape), LLM_ERR_ALLOC. */
 llm_status llm_stape_order(const llm_stape *tape, size_t output, size_t *order,
                            size_t *count, llm_error *err);
+/* The tensor tape records chapter 8's tensors: values, seeds and grads. */
+#include "llm/tensor.h"
+
+/* A handle to a node of one recording: the node's id and the epoch of the
+   recording it was made in. A reset starts a new epoch, so older handles
+   are refused; so are handles made on another tape. */
+typedef struct llm_var {
+    size_t id;
+    size_t epoch;
+} llm_var;
+/* What a node of the tensor tape computes from its operands a and b. */
+typedef enum llm_op {
+    LLM_OP_LEAF,       /* an input, borrowed from the caller; may have a grad */
+    LLM_OP_CONST,      /* an input copied onto the tape; never has a grad */
+    LLM_OP_ADD,        /* a + b, broadcast */
+    LLM_OP_SUB,        /* a - b, broadcast */
+    LLM_OP_MUL,        /* a * b elementwise, broadcast */
+    LLM_OP_RESHAPE,    /* a's elements under a new shape */
+    LLM_OP_TRANSPOSE,  /* a with axes axis and axis2 swapped */
+    LLM_OP_SUM,        /* the sum of a over axis */
+    LLM_OP_MEAN,       /* the mean of a over axis */
+    LLM_OP_SUM_ALL,    /* the sum of every element of a: a scalar */
+    LLM_OP_DETACH,     /* a's value with no edge back to a */
+    /* chapter 16 continues this list */
+    LLM_OP_COUNT
+} llm_op;
+typedef struct llm_node {
+    llm_op op;
+    size_t nargs;         /* operand edges: 0, 1 or 2 */
+    size_t arg[2];        /* operand ids, each smaller than this node's id;
+                             detach keeps its source in arg[0] with nargs 0 */
+    llm_tensor value;     /* owns = 1: the tape frees it; owns = 0: a leaf's
+                             borrowed tensor or a view of an operand's value */
+    llm_tensor *grad;     /* a leaf's accumulator (the caller's), else NULL */
+    double *adjoint;      /* the adjoint of the last pass that kept the graph:
+                             value.size doubles, row-major; or NULL */
+    int needs_grad;       /* 1 when a leaf with a grad lies behind this node */
+    size_t axis, axis2;   /* sum and mean: axis; transpose: axis and axis2 */
+    int keepdim;          /* sum and mean: the axis stays with extent 1 */
+    int flag[2];          /* free for later operations (matmul's transposes) */
+    size_t *index;        /* an array the node owns, freed with it (gather) */
+    size_t nindex;        /* the number of entries in index */
+    double scalar;        /* a constant parameter of later operations */
+} llm_node;
+
+typedef struct llm_tape {
+    llm_node *nodes;   /* nodes[0 .. count-1], in the order they were recorded */
+    size_t count;      /* nodes in the current recording */
+    size_t capacity;   /* room in nodes before the array must grow */
+    size_t epoch;      /* the number of the current recording; 0: not initialised */
+    int released;      /* 1 after a backward pass that did not keep the graph */
+} llm_tape;
+
+/* The short name of an operation: "leaf", "add", ..., "unknown". */
+const char *llm_op_name(llm_op op);
+/* An empty tape with room for capacity nodes (at least 1), recording a
+   new epoch.
+   Errors: LLM_ERR_ARGUMENT (tape is NULL), LLM_ERR_OVERFLOW (the bytes of
+   capacity nodes do not fit in size_t), LLM_ERR_ALLOC. On failure *tape is
+   not touched. */
+llm_status llm_tape_init(llm_tape *tape, size_t capacity, llm_error *err);
+
+/* Frees every value, adjoint and index array the tape owns and empties the
+   recording; the node array is kept for reuse. A new epoch begins, so every
+   older llm_var becomes stale; a released recording becomes usable again.
+   Leaves' values and grads belong to the caller and are not touched.
+   Errors: LLM_ERR_ARGUMENT (tape is NULL), LLM_ERR_TAPE (not initialised). */
+llm_status llm_tape_reset(llm_tape *tape, llm_error *err);
+
+/* Frees everything the tape owns, the node array included, and zeroes the
+   tape (llm_tape_init makes it usable again). Safe on NULL. */
+void llm_tape_free(llm_tape *tape);
+/* Records value as a leaf and writes its handle to *out. The value is
+   borrowed: keep it alive and unchanged until backward or reset. grad is
+   the caller's accumulator (same shape, contiguous, +0.0 to start) into
+   which backward adds, or NULL when no gradient is needed.
+   Errors: LLM_ERR_ARGUMENT (tape, value or out is NULL, a tensor without a
+   buffer or of rank > LLM_MAX_RANK), LLM_ERR_TAPE (not initialised,
+   released; grad overlaps value or another leaf's value or grad, or value
+   overlaps another leaf's grad), LLM_ERR_CONTIGUITY (value or grad is a
+   strided view), LLM_ERR_SHAPE (grad's shape is not value's),
+   LLM_ERR_NONFINITE (a NaN or infinite element), LLM_ERR_OVERFLOW and
+   LLM_ERR_ALLOC (the tape cannot grow). On failure nothing changes. */
+llm_status llm_tape_leaf(llm_tape *tape, const llm_tensor *value, llm_tensor *grad,
+                         llm_var *out, llm_error *err);
+
+/* Records a copy of value (any layout) as a constant: no gradient.
+   Errors: those of llm_tape_leaf except the grad's, and those of
+   llm_tensor_copy (LLM_ERR_ALLOC). On failure nothing changes. */
+llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *out,
+                             llm_error *err);
+/* Record a + b, a - b and a * b (elementwise), broadcast as in chapter 10.
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (not
+   initialised, released; an operand stale or not on the tape), those of
+   llm_tensor_binary (LLM_ERR_BROADCAST, LLM_ERR_ALLOC, ...),
+   LLM_ERR_NONFINITE (finite operands overflowed), LLM_ERR_OVERFLOW and
+   LLM_ERR_ALLOC (the tape cannot grow). On failure nothing changes. */
+llm_status llm_tape_add(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
+                        llm_error *err);
+llm_status llm_tape_sub(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
+                        llm_error *err);
+llm_status llm_tape_mul(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
+                        llm_error *err);
+/* Record a under a new shape (rank extents, the same element count): a
+   view when a's value is contiguous, else a copy in row-major order.
+   Errors: as llm_tape_add, and those of llm_tensor_reshape (LLM_ERR_RANK,
+   LLM_ERR_SHAPE, LLM_ERR_ARGUMENT for a NULL shape) and llm_tensor_copy. */
+llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t *shape,
+                            llm_var *out, llm_error *err);
+
+/* Record a with axes axis_a and axis_b swapped: always a view.
+   Errors: as llm_tape_add, and LLM_ERR_AXIS (an axis >= a's rank). */
+llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t axis_b,
+                              llm_var *out, llm_error *err);
+/* Record the sum or the mean of a over axis; keepdim keeps the axis with
+   extent 1. Errors: as llm_tape_add, and those of llm_tensor_reduce
+   (LLM_ERR_AXIS, LLM_ERR_EMPTY for a mean over extent 0). */
+llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim, llm_var *out,
+                        llm_error *err);
+llm_status llm_tape_mean(llm_tape *tape, llm_var a, size_t axis, int keepdim,
+                         llm_var *out, llm_error *err);
+
+/* Record the sum of every element of a (row-major order, from +0.0), a
+   tensor of rank 0. Errors: as llm_tape_add. */
+llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+
+/* Record a's value with no edge back to a: a constant from now on.
+   Errors: as llm_tape_add. */
+llm_status llm_tape_detach(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+/* One backward pass from v: adds the gradient of sum(seed * v) with respect
+   to every leaf's value into that leaf's grad. seed has v's shape (any
+   layout); NULL means 1 and is allowed only when v has rank 0. Without
+   keep_graph a successful pass releases the recording (values and adjoints
+   are freed; every later call but reset and free is refused); with it the
+   pass's adjoints stay readable through llm_tape_adjoint.
+   Errors: LLM_ERR_ARGUMENT (tape is NULL, a seed without a buffer),
+   LLM_ERR_TAPE (not initialised, released, v stale or not on the tape),
+   LLM_ERR_RANK (no seed for an output of rank > 0), LLM_ERR_SHAPE (the
+   seed's shape is not v's), LLM_ERR_NONFINITE (a NaN or infinite seed
+   element, adjoint or resulting grad), LLM_ERR_ALLOC. On failure the tape
+   and every grad are as they were. */
+llm_status llm_tape_backward(llm_tape *tape, llm_var v, const llm_tensor *seed,
+                             int keep_graph, llm_error *err);
+/* *value = v's value tensor; *adjoint = v's adjoint from the last pass that
+   kept the graph (value->size doubles, row-major), or NULL when that pass
+   did not reach v. Both point into the tape: valid until the next call
+   that records, runs backward, resets or frees.
+   Errors: LLM_ERR_ARGUMENT (tape or the result pointer is NULL),
+   LLM_ERR_TAPE (not initialised, released, v stale or not on the tape). */
+llm_status llm_tape_value(const llm_tape *tape, llm_var v, const llm_tensor **value,
+                          llm_error *err);
+llm_status llm_tape_adjoint(const llm_tape *tape, llm_var v, const double **adjoint,
+                            llm_error *err);
 
 #endif
