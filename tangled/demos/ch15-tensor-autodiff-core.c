@@ -491,8 +491,9 @@ int main(int argc, char **argv)
             if (step == 0)
                 first = loop.capacity;
         }
-        printf("2000 steps: capacity after step 1=%zu after step 2000=%zu dx=%s",
-               first, loop.capacity, show(buf, sizeof buf, &dx, 0));
+        printf("2000 steps: capacity after step 1=%zu after step 2000=%zu\n", first,
+               loop.capacity);
+        printf("2000 steps: dx=%s", show(buf, sizeof buf, &dx, 0));
         llm_trace_value(&tr, "steps_dx", buf);
         ok = ok && first == loop.capacity && strcmp(buf, "[8000, 24000, 8000, 24000, 20000, "
                                                          "48000]") == 0;
