@@ -321,7 +321,7 @@ int main(int argc, char **argv)
                 llm_node nodes[16];
                 double adjoint_p[2], grad_before[2];
                 llm_tensor wrong, nan_t, seed3, huge_seed, nan_seed, xt;
-                llm_var id = {99, 99}, ov;
+                llm_var id = {99, 99}, ov = {0, 0};
                 const llm_tensor *val = NULL;
                 const double nan_v = NAN, big_seed = 1e308;
                 const size_t n = tape.count < 16 ? tape.count : 16;
@@ -331,6 +331,7 @@ int main(int argc, char **argv)
                 memset(&seed3, 0, sizeof seed3);
                 memset(&huge_seed, 0, sizeof huge_seed);
                 memset(&nan_seed, 0, sizeof nan_seed);
+                memset(&xt, 0, sizeof xt);
                 memcpy(nodes, tape.nodes, n * sizeof nodes[0]);
                 memcpy(adjoint_p, tape.nodes[vp.id].adjoint, sizeof adjoint_p);
                 memcpy(grad_before, gp.data, sizeof grad_before);
