@@ -95,14 +95,13 @@ end
 
 local function cell_blocks(text)
   text = localize(text)
+  -- a cell is inline Markdown (numbers, `code`, $math$); anything that would
+  -- read as another block ("-" is a list, "#" a heading) is kept as text
   local doc = pandoc.read(text, 'markdown')
-  local inlines = {}
-  for _, b in ipairs(doc.blocks) do
-    if b.content then
-      for _, il in ipairs(b.content) do inlines[#inlines + 1] = il end
-    end
+  if #doc.blocks ~= 1 or (doc.blocks[1].t ~= 'Para' and doc.blocks[1].t ~= 'Plain') then
+    return { pandoc.Plain({ pandoc.Str(text) }) }
   end
-  return { pandoc.Plain(inlines) }
+  return { pandoc.Plain(doc.blocks[1].content) }
 end
 
 local function has_class(el, class)
