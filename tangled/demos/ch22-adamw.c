@@ -88,20 +88,22 @@ static int fixture_step(llm_trace *tr)
     if (ok)
         memcpy(ps.items[0].grad.data, grad, sizeof grad);
     for (j = 0; ok && j < 2; j++)
-        ok = check(llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 1, theta[j], grad[j],
-                                        0.0, 0.0, &t[j], &err), &err);
-    ok = ok && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err), &err);
+        ok = check(llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 1, theta[j],
+                                        grad[j], 0.0, 0.0, &t[j], &err), &err);
+    ok = ok && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err),
+                     &err);
     if (ok) {
-        static const char *const key[7] = {"m", "v", "m_hat", "v_hat", "adaptive", "decay",
-                                           "theta"};
+        static const char *const key[7] = {"m", "v", "m_hat", "v_hat", "adaptive",
+                                           "decay", "theta"};
         static const char *const formula[7] = {
             "$m_1 = (1-\\beta_1)\\,g_1$", "$v_1 = (1-\\beta_2)\\,g_1^2$",
             "$\\hat m_1 = m_1/(1-\\beta_1)$", "$\\hat v_1 = v_1/(1-\\beta_2)$",
             "$s_1 = \\eta\\,\\hat m_1/(\\sqrt{\\hat v_1}+\\varepsilon)$",
             "$d_1 = \\eta\\lambda\\,\\theta_0$", "$\\theta_1 = \\theta_0 - s_1 - d_1$"};
-        const double q[7][2] = {{t[0].m, t[1].m}, {t[0].v, t[1].v}, {t[0].m_hat, t[1].m_hat},
-                                {t[0].v_hat, t[1].v_hat}, {t[0].adaptive, t[1].adaptive},
-                                {t[0].decay, t[1].decay}, {t[0].theta, t[1].theta}};
+        const double q[7][2] = {{t[0].m, t[1].m}, {t[0].v, t[1].v},
+                                {t[0].m_hat, t[1].m_hat}, {t[0].v_hat, t[1].v_hat},
+                                {t[0].adaptive, t[1].adaptive}, {t[0].decay, t[1].decay},
+                                {t[0].theta, t[1].theta}};
         const llm_adamw_moment *mo = &opt.moments[0];
         char c[2][64];
         size_t r;
@@ -117,11 +119,14 @@ static int fixture_step(llm_trace *tr)
         }
         llm_trace_value(tr, "step1", llm_fmt(c[0], sizeof c[0], t[0].adaptive, 6));
         for (j = 0; j < 2; j++)           /* the step wrote exactly these terms */
-            applied = applied && memcmp(&ps.items[0].value.data[j], &t[j].theta, sizeof(double)) == 0
+            applied = applied
+                      && memcmp(&ps.items[0].value.data[j], &t[j].theta, sizeof(double))
+                         == 0
                       && memcmp(&mo->m.data[j], &t[j].m, sizeof(double)) == 0
                       && memcmp(&mo->v.data[j], &t[j].v, sizeof(double)) == 0;
-        printf("state steps=%zu p1=%s p2=%s terms_applied=%s\n", opt.steps,
-               llm_fmt(c[0], sizeof c[0], opt.p1, 6), llm_fmt(c[1], sizeof c[1], opt.p2, 6),
+        llm_fmt(c[0], sizeof c[0], opt.p1, 6);
+        llm_fmt(c[1], sizeof c[1], opt.p2, 6);
+        printf("state steps=%zu p1=%s p2=%s terms_applied=%s\n", opt.steps, c[0], c[1],
                applied ? "exact" : "changed");
         llm_trace_value(tr, "applied", applied ? "exact" : "changed");
         ok = ok && applied;
@@ -150,9 +155,11 @@ static int bias_correction(llm_trace *tr)
         const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
         ps.items[0].grad.data[0] = g;
         ok = check(llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 0,
-                                        ps.items[0].value.data[0], g, opt.moments[0].m.data[0],
+                                        ps.items[0].value.data[0], g,
+                                        opt.moments[0].m.data[0],
                                         opt.moments[0].v.data[0], &t, &err), &err)
-             && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err), &err);
+             && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err),
+                      &err);
         if (!ok)
             break;
         ok = opt.moments[0].m.data[0] == t.m && opt.moments[0].v.data[0] == t.v;
@@ -198,11 +205,12 @@ static int zero_gradient(llm_trace *tr)
         snprintf(c[1], sizeof c[1], "$\\delta = %d$", ps.items[i].decay);
         llm_fmt(c[2], sizeof c[2], 3.0, 6);
         llm_fmt(c[3], sizeof c[3], ps.items[i].value.data[0], 6);
-        printf("zero gradient %s decay=%d: 3 -> %s\n", name[i], ps.items[i].decay, c[3]);
+        printf("zero gradient %s decay=%d: 3 -> %s\n", name[i], ps.items[i].decay,
+               c[3]);
         llm_trace_row(tr, "groups", 4, cells);
         llm_trace_value(tr, i == 0 ? "zero_decay" : "zero_gain", c[3]);
     }
-    ok = ok && ps.items[1].value.data[0] == 3.0;        /* the gain did not move */
+    ok = ok && ps.items[1].value.data[0] == 3.0;     /* the gain did not move */
     llm_adamw_free(&opt);
     llm_params_free(&ps);
     return ok;
@@ -240,14 +248,16 @@ static int bowl_race(llm_trace *tr)
             sgd[1] -= lr * g[1];
             ok = check(llm_params_zero_grad(&ps, &err), &err);
             bowl(p, ps.items[0].grad.data);        /* AdamW */
-            ok = ok && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err), &err);
+            ok = ok && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr,
+                                            &err), &err);
         }
         snprintf(c[0], sizeof c[0], "%zu", step);
         llm_fmt(c[1], sizeof c[1], sgd[0], 6);
         llm_fmt(c[2], sizeof c[2], sgd[1], 6);
         llm_fmt(c[3], sizeof c[3], p[0], 6);
         llm_fmt(c[4], sizeof c[4], p[1], 6);
-        printf("bowl t=%s sgd=[%s, %s] adamw=[%s, %s]\n", c[0], c[1], c[2], c[3], c[4]);
+        printf("bowl t=%s sgd=[%s, %s] adamw=[%s, %s]\n", c[0], c[1], c[2], c[3],
+               c[4]);
         llm_trace_row(tr, "bowl", 5, cells);
     }
     if (ok) {
@@ -288,7 +298,8 @@ static int clipping(llm_trace *tr)
         const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
         memcpy(ps.items[0].grad.data, g, 2 * sizeof g[0]);
         ps.items[1].grad.data[0] = g[2];
-        ok = check(llm_grad_clip_multiplier(&ps, cases[k].c, &norm, &mu, &err), &err);
+        ok = check(llm_grad_clip_multiplier(&ps, cases[k].c, &norm, &mu, &err),
+                   &err);
         for (j = 0; ok && j < 3; j++) {
             naive += g[j] * g[j];
             eff[j] = (g[j] / mu.divisor) * mu.factor;
@@ -303,8 +314,8 @@ static int clipping(llm_trace *tr)
         sig6(c[4], sizeof c[4], mu.divisor);
         sig6(c[5], sizeof c[5], mu.factor);
         sig6(c[6], sizeof c[6], scale * sqrt(ss));
-        printf("clip %s: c=%s norm=%s naive=%s divisor=%s factor=%s", c[0], c[1], c[2], c[3],
-               c[4], c[5]);
+        printf("clip %s: c=%s norm=%s naive=%s divisor=%s factor=%s", c[0], c[1], c[2],
+               c[3], c[4], c[5]);
         {
             char buf[128];
             snprintf(buf, sizeof buf, "[%.6g, %.6g, %.6g]", eff[0], eff[1], eff[2]);
@@ -338,8 +349,9 @@ static int clipping(llm_trace *tr)
             }
             ok = ok && s * sqrt(q) == norm;        /* the same walk as the library's */
         }
-        ok = ok && ps.items[0].grad.data[0] == g[0] && ps.items[0].grad.data[1] == g[1]
-                && ps.items[1].grad.data[0] == g[2];     /* raw gradients untouched */
+        ok = ok && ps.items[0].grad.data[0] == g[0]   /* raw gradients intact */
+                && ps.items[0].grad.data[1] == g[1]
+                && ps.items[1].grad.data[0] == g[2];
     }
     printf("raw gradients unchanged=%s\n", ok ? "yes" : "no");
     llm_params_free(&ps);
@@ -381,7 +393,8 @@ static int decay_against_l2(llm_trace *tr)
     size_t i;
     int ok;
     plain.weight_decay = 0.0;
-    ok = one_step_pair(&fixture_config, 0.0, adamw) && one_step_pair(&plain, 0.0, adam)
+    ok = one_step_pair(&fixture_config, 0.0, adamw)
+         && one_step_pair(&plain, 0.0, adam)
          && one_step_pair(&plain, fixture_config.weight_decay, l2);
     for (i = 0; ok && i < 2; i++) {
         char c[4][32];
@@ -389,8 +402,8 @@ static int decay_against_l2(llm_trace *tr)
         llm_fmt(c[1], sizeof c[1], i == 0 ? 0.0 : 10.0, 0);
         llm_fmt(c[2], sizeof c[2], adam[i] - adamw[i], 6);
         llm_fmt(c[3], sizeof c[3], adam[i] - l2[i], 6);
-        printf("decay effect %s g=%s: adamw=%s l2=%s\n", i == 0 ? "quiet" : "busy", c[1],
-               c[2], c[3]);
+        printf("decay effect %s g=%s: adamw=%s l2=%s\n",
+               i == 0 ? "quiet" : "busy", c[1], c[2], c[3]);
         llm_trace_row(tr, "decay", 4, cells);
         llm_trace_value(tr, i == 0 ? "quiet_adamw" : "busy_adamw", c[2]);
         llm_trace_value(tr, i == 0 ? "quiet_l2" : "busy_l2", c[3]);
@@ -422,14 +435,16 @@ static int make_list(llm_params *ps, size_t n, const char *const *names,
     size_t i;
     int ok = check(llm_params_init(ps, &err), &err);
     for (i = 0; ok && i < n; i++)
-        ok = check(llm_params_add_const(ps, names[i], 1, &sizes[i], 1.0, 1, &err), &err);
+        ok = check(llm_params_add_const(ps, names[i], 1, &sizes[i], 1.0, 1, &err),
+                   &err);
     return ok;
 }
 
 static int refusals(llm_trace *tr)
 {
     static const double w0[2] = {1.0, -2.0}, g0[2] = {0.2, -0.4};
-    static const char *const renamed[2] = {"w", "gain"}, *const swapped[2] = {"norm.gain", "w"};
+    static const char *const renamed[2] = {"w", "gain"};
+    static const char *const swapped[2] = {"norm.gain", "w"};
     static const char *const right[2] = {"w", "norm.gain"};
     static const size_t sizes[2] = {2, 1}, wide[2] = {3, 1}, one_each[2] = {1, 2};
     llm_params ps, other[4];
@@ -453,7 +468,8 @@ static int refusals(llm_trace *tr)
         ps.items[1].grad.data[0] = 0.5;
         ok = check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
     }
-    ok = ok && make_list(&other[0], 2, renamed, sizes) && make_list(&other[1], 2, right, wide)
+    ok = ok && make_list(&other[0], 2, renamed, sizes)
+            && make_list(&other[1], 2, right, wide)
             && make_list(&other[2], 1, right, sizes)
             && make_list(&other[3], 2, swapped, one_each);
     if (ok) {
@@ -468,10 +484,13 @@ static int refusals(llm_trace *tr)
             bad[1].beta2 = -0.1;
             bad[2].eps = 0.0;
             bad[3].weight_decay = NAN;
-            refusal(tr, "beta1 = 1", llm_adamw_init(&untouched, &ps, &bad[0], &err), &err);
-            refusal(tr, "beta2 = -0.1", llm_adamw_init(&untouched, &ps, &bad[1], &err), &err);
+            refusal(tr, "beta1 = 1",
+                    llm_adamw_init(&untouched, &ps, &bad[0], &err), &err);
+            refusal(tr, "beta2 = -0.1",
+                    llm_adamw_init(&untouched, &ps, &bad[1], &err), &err);
             refusal(tr, "eps = 0", llm_adamw_init(&untouched, &ps, &bad[2], &err), &err);
-            refusal(tr, "weight decay NaN", llm_adamw_init(&untouched, &ps, &bad[3], &err), &err);
+            refusal(tr, "weight decay NaN",
+                    llm_adamw_init(&untouched, &ps, &bad[3], &err), &err);
             refusal(tr, "learning rate 0",
                     llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.0, &err), &err);
             refusal(tr, "lr 10, decay product 1",
@@ -482,7 +501,8 @@ static int refusals(llm_trace *tr)
             refusal(tr, "multiplier factor 0",
                     llm_adamw_step(&opt, &ps, zero_factor, 0.1, &err), &err);
             ps.items[1].grad.data[0] = NAN;
-            refusal(tr, "NaN gradient", llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
+            refusal(tr, "NaN gradient",
+                    llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
             refusal(tr, "clip a NaN gradient",
                     llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), &err);
             ps.items[1].grad.data[0] = 0.5;
@@ -498,14 +518,17 @@ static int refusals(llm_trace *tr)
                     llm_adamw_step(&opt, &other[2], LLM_GRAD_UNSCALED, 0.1, &err), &err);
             refusal(tr, "parameters swapped",
                     llm_adamw_step(&opt, &other[3], LLM_GRAD_UNSCALED, 0.1, &err), &err);
-            refusal(tr, "clip to norm 0", llm_grad_clip_multiplier(&ps, 0.0, &norm, &mu, &err), &err);
-            refusal(tr, "norm of an infinity", llm_norm_accumulate(&s, &q, INFINITY, &err), &err);
-            refusal(tr, "moments of \"nope\"", llm_adamw_find(&opt, "nope", &index, &err), &err);
+            refusal(tr, "clip to norm 0",
+                    llm_grad_clip_multiplier(&ps, 0.0, &norm, &mu, &err), &err);
+            refusal(tr, "norm of an infinity",
+                    llm_norm_accumulate(&s, &q, INFINITY, &err), &err);
+            refusal(tr, "moments of \"nope\"",
+                    llm_adamw_find(&opt, "nope", &index, &err), &err);
         }
         ok = memcmp(&untouched, &pattern, sizeof pattern) == 0 && index == 99
              && norm == -1.0 && mu.divisor == -1.0;
-        ok = snapshot(&ps, &opt, after) == n && memcmp(before, after, n * sizeof(double)) == 0
-             && ok;
+        ok = snapshot(&ps, &opt, after) == n
+             && memcmp(before, after, n * sizeof(double)) == 0 && ok;
         printf("unchanged after refusals=%s\n", ok ? "yes" : "no");
         llm_trace_value(tr, "unchanged", ok ? "yes" : "no");
         ok = ok && check(llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), &err)
@@ -529,7 +552,8 @@ static int refusals(llm_trace *tr)
 }
 /* 200 steps of the training loop on the bowl from (1, 1); the table rows
    go to tr when it is not NULL. *clipped counts the steps that clipped. */
-static int train_bowl(llm_params *ps, llm_adamw *opt, llm_trace *tr, size_t *clipped)
+static int train_bowl(llm_params *ps, llm_adamw *opt, llm_trace *tr,
+                      size_t *clipped)
 {
     static const double start[2] = {1.0, 1.0};
     static const size_t shown[10] = {0, 1, 2, 5, 10, 20, 50, 100, 150, 200};
@@ -545,8 +569,10 @@ static int train_bowl(llm_params *ps, llm_adamw *opt, llm_trace *tr, size_t *cli
         if (step > 0) {
             ok = check(llm_params_zero_grad(ps, &err), &err);
             bowl(p, ps->items[0].grad.data);
-            ok = ok && check(llm_grad_clip_multiplier(ps, 1.0, &norm, &mu, &err), &err)
-                    && check(llm_adamw_step(opt, ps, mu, 0.1, &err), &err);
+            ok = ok
+                 && check(llm_grad_clip_multiplier(ps, 1.0, &norm, &mu, &err),
+                          &err)
+                 && check(llm_adamw_step(opt, ps, mu, 0.1, &err), &err);
             *clipped += mu.factor != 1.0 || mu.divisor != 1.0;
         }
         if (ok && tr != NULL && step == shown[next]) {
@@ -560,7 +586,8 @@ static int train_bowl(llm_params *ps, llm_adamw *opt, llm_trace *tr, size_t *cli
                 snprintf(c[4], sizeof c[4], "—");
             else
                 llm_fmt(c[4], sizeof c[4], mu.factor, 6);
-            printf("replay t=%s f=%s p=[%s, %s] factor=%s\n", c[0], c[1], c[2], c[3], c[4]);
+            printf("replay t=%s f=%s p=[%s, %s] factor=%s\n", c[0], c[1], c[2],
+                   c[3], c[4]);
             llm_trace_row(tr, "replay", 5, cells);
             if (step == 200)
                 llm_trace_value(tr, "replay_f", c[1]);
@@ -582,12 +609,14 @@ static int replay(llm_trace *tr)
     memset(opt, 0, sizeof opt);
     ok = train_bowl(&ps[0], &opt[0], tr, &clipped[0])
          && train_bowl(&ps[1], &opt[1], NULL, &clipped[1]);
-    same = ok && snapshot(&ps[0], &opt[0], end[0]) == snapshot(&ps[1], &opt[1], end[1])
-           && memcmp(end[0], end[1], 9 * sizeof(double)) == 0 && clipped[0] == clipped[1];
+    same = ok && snapshot(&ps[0], &opt[0], end[0]) == 9
+           && snapshot(&ps[1], &opt[1], end[1]) == 9
+           && memcmp(end[0], end[1], 9 * sizeof(double)) == 0
+           && clipped[0] == clipped[1];
     if (ok) {
         snprintf(buf, sizeof buf, "%zu", clipped[0]);
-        printf("replay steps=%zu clipped_steps=%s second_run=%s\n", opt[0].steps, buf,
-               same ? "bit-identical" : "changed");
+        printf("replay steps=%zu clipped_steps=%s second_run=%s\n", opt[0].steps,
+               buf, same ? "bit-identical" : "changed");
         llm_trace_value(tr, "clipped_steps", buf);
         llm_trace_value(tr, "replay", same ? "bit-identical" : "changed");
         ok = same && bowl(ps[0].items[0].value.data, g) < 1e-20;   /* converged */

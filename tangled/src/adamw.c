@@ -27,8 +27,8 @@ static llm_status adamw_config_check(const llm_adamw_config *c, llm_error *err)
                         "eps must be positive and finite, got %g", c->eps);
     if (!(c->weight_decay >= 0.0) || !isfinite(c->weight_decay))
         return llm_fail(err, LLM_ERR_ARGUMENT, "adamw.init",
-                        "the weight decay must be zero or positive and finite, got %g",
-                        c->weight_decay);
+                        "the weight decay must be zero or positive and finite, "
+                        "got %g", c->weight_decay);
     return LLM_OK;
 }
 llm_status llm_adamw_init(llm_adamw *opt, const llm_params *ps,
@@ -39,7 +39,8 @@ llm_status llm_adamw_init(llm_adamw *opt, const llm_params *ps,
     llm_status st;
     if (opt == NULL || ps == NULL || config == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "adamw.init",
-                        "an optimiser, a parameter list and a configuration are required");
+                        "an optimiser, a parameter list and a configuration "
+                        "are required");
     st = adamw_config_check(config, err);
     if (st != LLM_OK)
         return st;
@@ -47,12 +48,13 @@ llm_status llm_adamw_init(llm_adamw *opt, const llm_params *ps,
     a.moments = calloc(ps->count > 0 ? ps->count : 1, sizeof *a.moments);
     if (a.moments == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "adamw.init",
-                        "cannot allocate the moments of %zu parameters", ps->count);
+                        "cannot allocate the moments of %zu parameters",
+                        ps->count);
     for (i = 0; i < ps->count; i++) {
         const llm_tensor *value = &ps->items[i].value;
         llm_adamw_moment *mo = &a.moments[i];
         memcpy(mo->name, ps->items[i].name, sizeof mo->name);
-        a.count = i + 1;                 /* so that llm_adamw_free sees this pair */
+        a.count = i + 1;           /* so that llm_adamw_free sees this pair */
         st = llm_tensor_zeros(&mo->m, value->rank, value->shape, err);
         if (st == LLM_OK)
             st = llm_tensor_zeros(&mo->v, value->rank, value->shape, err);
@@ -87,7 +89,8 @@ llm_status llm_adamw_find(const llm_adamw *opt, const char *name, size_t *index,
     size_t i;
     if (opt == NULL || name == NULL || index == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "adamw.find",
-                        "an optimiser, a name and a place for the index are required");
+                        "an optimiser, a name and a place for the index "
+                        "are required");
     for (i = 0; i < opt->count; i++)
         if (strcmp(opt->moments[i].name, name) == 0) {
             *index = i;
@@ -111,7 +114,8 @@ static void adamw_accumulate(double *scale, double *ss, double x)
     }
 }
 
-llm_status llm_norm_accumulate(double *scale, double *ss, double x, llm_error *err)
+llm_status llm_norm_accumulate(double *scale, double *ss, double x,
+                               llm_error *err)
 {
     if (scale == NULL || ss == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "norm.accumulate",
@@ -122,8 +126,9 @@ llm_status llm_norm_accumulate(double *scale, double *ss, double x, llm_error *e
     adamw_accumulate(scale, ss, x);
     return LLM_OK;
 }
-llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm, double *norm,
-                                    llm_grad_multiplier *multiplier, llm_error *err)
+llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm,
+                                    double *norm, llm_grad_multiplier *multiplier,
+                                    llm_error *err)
 {
     llm_grad_multiplier mu = LLM_GRAD_UNSCALED;
     double scale = 0.0, ss = 0.0, root;
@@ -133,7 +138,8 @@ llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm, doubl
                         "a parameter list, a norm and a multiplier are required");
     if (!(max_norm > 0.0) || !isfinite(max_norm))
         return llm_fail(err, LLM_ERR_ARGUMENT, "grad.clip",
-                        "the maximum norm must be positive and finite, got %g", max_norm);
+                        "the maximum norm must be positive and finite, got %g",
+                        max_norm);
     for (i = 0; i < ps->count; i++) {
         const llm_tensor *g = &ps->items[i].grad;
         memset(idx, 0, sizeof idx);
@@ -152,7 +158,7 @@ llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm, doubl
         const double factor = (max_norm / scale) / root;
         if (factor > 0.0) {
             mu.factor = factor;
-        } else {                                     /* it underflowed: divide first */
+        } else {                               /* it underflowed: divide first */
             mu.divisor = scale;
             mu.factor = max_norm / root;
         }
@@ -161,7 +167,7 @@ llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm, doubl
     *multiplier = mu;
     return LLM_OK;
 }
-llm_status llm_adamw_coordinate(const llm_adamw *opt, llm_grad_multiplier multiplier,
+llm_status llm_adamw_coordinate(const llm_adamw *opt, llm_grad_multiplier mu,
                                 double lr, int decay, double theta, double g,
                                 double m, double v, llm_adamw_terms *terms,
                                 llm_error *err)
@@ -175,7 +181,7 @@ llm_status llm_adamw_coordinate(const llm_adamw *opt, llm_grad_multiplier multip
     c = &opt->config;
     p1 = opt->p1 * c->beta1;                          /* beta1^t */
     p2 = opt->p2 * c->beta2;                          /* beta2^t */
-    t.g = (g / multiplier.divisor) * multiplier.factor;
+    t.g = (g / mu.divisor) * mu.factor;
     t.m = c->beta1 * m + (1.0 - c->beta1) * t.g;
     t.v = c->beta2 * v + (1.0 - c->beta2) * t.g * t.g;
     t.m_hat = t.m / (1.0 - p1);
@@ -188,8 +194,13 @@ llm_status llm_adamw_coordinate(const llm_adamw *opt, llm_grad_multiplier multip
 }
 static int adamw_same_shape(const llm_tensor *a, const llm_tensor *b)
 {
-    return a->rank == b->rank
-           && (a->rank == 0 || memcmp(a->shape, b->shape, a->rank * sizeof a->shape[0]) == 0);
+    size_t k;
+    if (a->rank != b->rank)
+        return 0;
+    for (k = 0; k < a->rank; k++)
+        if (a->shape[k] != b->shape[k])
+            return 0;
+    return 1;
 }
 
 static llm_status adamw_list_check(const llm_adamw *opt, const llm_params *ps,
@@ -200,9 +211,10 @@ static llm_status adamw_list_check(const llm_adamw *opt, const llm_params *ps,
     if (ps->count != opt->count) {
         const int fewer = ps->count < opt->count;
         return llm_fail(err, LLM_ERR_NAME, "adamw.step",
-                        "the moments are kept for %zu parameters, the list has %zu: "
-                        "\"%s\" is %s", opt->count, ps->count,
-                        fewer ? opt->moments[ps->count].name : ps->items[opt->count].name,
+                        "the moments are kept for %zu parameters, the list "
+                        "has %zu: \"%s\" is %s", opt->count, ps->count,
+                        fewer ? opt->moments[ps->count].name
+                              : ps->items[opt->count].name,
                         fewer ? "missing" : "unknown");
     }
     for (i = 0; i < ps->count; i++) {
@@ -210,20 +222,23 @@ static llm_status adamw_list_check(const llm_adamw *opt, const llm_params *ps,
         const llm_adamw_moment *mo = &opt->moments[i];
         if (strcmp(p->name, mo->name) != 0)
             return llm_fail(err, LLM_ERR_NAME, "adamw.step",
-                            "parameter %zu is \"%s\", but the moments there are kept "
-                            "for \"%s\"", i, p->name, mo->name);
-        if (!adamw_same_shape(&p->value, &mo->m) || !adamw_same_shape(&p->grad, &mo->m))
-            return llm_fail(err, LLM_ERR_SHAPE, "adamw.step",
-                            "\"%s\" has a value of shape %s and a gradient of shape %s, "
-                            "its moments %s", p->name,
-                            llm_fmt_sizes(value, sizeof value, p->value.shape, p->value.rank),
-                            llm_fmt_sizes(grad, sizeof grad, p->grad.shape, p->grad.rank),
-                            llm_fmt_sizes(moments, sizeof moments, mo->m.shape, mo->m.rank));
+                            "parameter %zu is \"%s\", but the moments there "
+                            "are kept for \"%s\"", i, p->name, mo->name);
+        if (adamw_same_shape(&p->value, &mo->m)
+            && adamw_same_shape(&p->grad, &mo->m))
+            continue;
+        llm_fmt_sizes(value, sizeof value, p->value.shape, p->value.rank);
+        llm_fmt_sizes(grad, sizeof grad, p->grad.shape, p->grad.rank);
+        llm_fmt_sizes(moments, sizeof moments, mo->m.shape, mo->m.rank);
+        return llm_fail(err, LLM_ERR_SHAPE, "adamw.step",
+                        "\"%s\" has a value of shape %s and a gradient of shape "
+                        "%s, its moments %s", p->name, value, grad, moments);
     }
     return LLM_OK;
 }
-static llm_status adamw_sweep(llm_adamw *opt, llm_params *ps, llm_grad_multiplier mu,
-                              double lr, int commit, llm_error *err)
+static llm_status adamw_sweep(llm_adamw *opt, llm_params *ps,
+                              llm_grad_multiplier mu, double lr, int commit,
+                              llm_error *err)
 {
     size_t i, j, idx[LLM_MAX_RANK];
     for (i = 0; i < ps->count; i++) {
@@ -236,7 +251,8 @@ static llm_status adamw_sweep(llm_adamw *opt, llm_params *ps, llm_grad_multiplie
             double *v = &mo->v.data[adamw_at(&mo->v, idx)];
             const double g = p->grad.data[adamw_at(&p->grad, idx)];
             llm_adamw_terms t;
-            llm_adamw_coordinate(opt, mu, lr, p->decay, *theta, g, *m, *v, &t, NULL);
+            llm_adamw_coordinate(opt, mu, lr, p->decay, *theta, g, *m, *v, &t,
+                                 NULL);
             if (commit) {
                 *theta = t.theta;
                 *m = t.m;
@@ -247,8 +263,9 @@ static llm_status adamw_sweep(llm_adamw *opt, llm_params *ps, llm_grad_multiplie
                                 "nothing was changed", p->name, j, g);
             } else if (!isfinite(t.m) || !isfinite(t.v) || !isfinite(t.theta)) {
                 return llm_fail(err, LLM_ERR_NONFINITE, "adamw.step",
-                                "coordinate %zu of \"%s\" (gradient %g) would get m = %g, "
-                                "v = %g, value %g; nothing was changed",
+                                "coordinate %zu of \"%s\" (gradient %g) would "
+                                "get m = %g, v = %g, value %g; nothing was "
+                                "changed",
                                 j, p->name, g, t.m, t.v, t.theta);
             }
             llm_index_next(p->value.rank, p->value.shape, idx);
@@ -256,7 +273,7 @@ static llm_status adamw_sweep(llm_adamw *opt, llm_params *ps, llm_grad_multiplie
     }
     return LLM_OK;
 }
-llm_status llm_adamw_step(llm_adamw *opt, llm_params *ps, llm_grad_multiplier multiplier,
+llm_status llm_adamw_step(llm_adamw *opt, llm_params *ps, llm_grad_multiplier mu,
                           double lr, llm_error *err)
 {
     double wd;
@@ -267,22 +284,23 @@ llm_status llm_adamw_step(llm_adamw *opt, llm_params *ps, llm_grad_multiplier mu
     wd = opt->config.weight_decay;
     if (!(lr > 0.0) || !isfinite(lr))
         return llm_fail(err, LLM_ERR_ARGUMENT, "adamw.step",
-                        "the learning rate must be positive and finite, got %g", lr);
+                        "the learning rate must be positive and finite, got %g",
+                        lr);
     if (wd != 0.0 && !(lr * wd > 0.0 && lr * wd < 1.0))
         return llm_fail(err, LLM_ERR_ARGUMENT, "adamw.step",
                         "the decay product lr * weight_decay = %g * %g = %g "
                         "must lie in (0, 1)", lr, wd, lr * wd);
-    if (!(multiplier.divisor > 0.0) || !isfinite(multiplier.divisor)
-        || !(multiplier.factor > 0.0) || !isfinite(multiplier.factor))
+    if (!(mu.divisor > 0.0) || !isfinite(mu.divisor)
+        || !(mu.factor > 0.0) || !isfinite(mu.factor))
         return llm_fail(err, LLM_ERR_ARGUMENT, "adamw.step",
-                        "the gradient multiplier needs a positive finite divisor and "
-                        "factor, got %g and %g", multiplier.divisor, multiplier.factor);
+                        "the gradient multiplier needs a positive finite divisor "
+                        "and factor, got %g and %g", mu.divisor, mu.factor);
     st = adamw_list_check(opt, ps, err);
     if (st == LLM_OK)
-        st = adamw_sweep(opt, ps, multiplier, lr, 0, err);   /* check, write nothing */
+        st = adamw_sweep(opt, ps, mu, lr, 0, err);      /* check, write nothing */
     if (st != LLM_OK)
         return st;
-    adamw_sweep(opt, ps, multiplier, lr, 1, err);            /* the same terms, written */
+    adamw_sweep(opt, ps, mu, lr, 1, err);          /* the same terms, written */
     opt->p1 *= opt->config.beta1;
     opt->p2 *= opt->config.beta2;
     opt->steps++;
@@ -292,7 +310,8 @@ llm_status llm_params_zero_grad(llm_params *ps, llm_error *err)
 {
     size_t i, j, idx[LLM_MAX_RANK];
     if (ps == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.zero_grad", "no parameter list");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.zero_grad",
+                        "no parameter list");
     for (i = 0; i < ps->count; i++) {
         llm_tensor *g = &ps->items[i].grad;
         memset(idx, 0, sizeof idx);

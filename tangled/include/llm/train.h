@@ -50,7 +50,8 @@ llm_status llm_adamw_find(const llm_adamw *opt, const char *name, size_t *index,
    the norm is scale * sqrt(ss). Zeros change nothing.
    Errors: LLM_ERR_ARGUMENT (scale or ss is NULL), LLM_ERR_NONFINITE (x is
    NaN or infinite). On failure nothing changes. */
-llm_status llm_norm_accumulate(double *scale, double *ss, double x, llm_error *err);
+llm_status llm_norm_accumulate(double *scale, double *ss, double x,
+                               llm_error *err);
 /* The transform a step applies to every raw gradient coordinate g:
    (g / divisor) * factor. */
 typedef struct llm_grad_multiplier {
@@ -70,8 +71,9 @@ typedef struct llm_grad_multiplier {
    Errors: LLM_ERR_ARGUMENT (null ps, norm or multiplier; max_norm not
    positive and finite), LLM_ERR_NONFINITE (a gradient coordinate is NaN
    or infinite). On failure *norm and *multiplier are not touched. */
-llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm, double *norm,
-                                    llm_grad_multiplier *multiplier, llm_error *err);
+llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm,
+                                    double *norm, llm_grad_multiplier *multiplier,
+                                    llm_error *err);
 /* Every term of one AdamW step for one coordinate. */
 typedef struct llm_adamw_terms {
     double g;         /* effective gradient, (raw / divisor) * factor */
@@ -84,17 +86,17 @@ typedef struct llm_adamw_terms {
 } llm_adamw_terms;
 
 /* The terms of opt's next step (t = opt->steps + 1) for one coordinate with
-   value theta, raw gradient g and moments m, v, in the decay group when
-   decay is nonzero. Checks nothing else and changes nothing: the terms
-   may be NaN or infinite, which llm_adamw_step refuses.
+   value theta, raw gradient g (transformed by mu) and moments m, v, in the
+   decay group when decay is nonzero. Checks nothing else and changes
+   nothing: the terms may be NaN or infinite, which llm_adamw_step refuses.
    Errors: LLM_ERR_ARGUMENT (opt or terms is NULL). */
-llm_status llm_adamw_coordinate(const llm_adamw *opt, llm_grad_multiplier multiplier,
+llm_status llm_adamw_coordinate(const llm_adamw *opt, llm_grad_multiplier mu,
                                 double lr, int decay, double theta, double g,
                                 double m, double v, llm_adamw_terms *terms,
                                 llm_error *err);
 /* One AdamW step over ps with learning rate lr: every coordinate of every
    parameter, in parameter order, gets the terms of llm_adamw_coordinate
-   (raw gradient transformed by multiplier), and t advances by one. The
+   (raw gradient transformed by mu), and t advances by one. The
    gradients are read, not changed.
    Errors: LLM_ERR_ARGUMENT (null opt or ps; lr not positive and finite;
    weight decay nonzero and lr * weight_decay not in (0, 1); a divisor or
@@ -104,7 +106,7 @@ llm_status llm_adamw_coordinate(const llm_adamw *opt, llm_grad_multiplier multip
    moments'), LLM_ERR_NONFINITE (a gradient is NaN or infinite, or a new
    value or moment would be). On failure no value, no moment and nothing
    in opt changes. */
-llm_status llm_adamw_step(llm_adamw *opt, llm_params *ps, llm_grad_multiplier multiplier,
+llm_status llm_adamw_step(llm_adamw *opt, llm_params *ps, llm_grad_multiplier mu,
                           double lr, llm_error *err);
 /* Sets every gradient coordinate of ps to +0.0; values are not touched.
    Errors: LLM_ERR_ARGUMENT (ps is NULL). */
