@@ -335,11 +335,12 @@ static int clipping(llm_trace *tr)
         }
         ok = ok && scale * sqrt(ss) <= cases[k].c * (1.0 + 1e-12);
         if (k == 1) {
-            static const char *const coordinate[3] = {"`w`[0]", "`w`[1]", "`b`[0]"};
+            static const char *const coordinate[3] = {"w[0]", "w[1]", "b[0]"};
             double s = 0.0, q = 0.0;
             for (j = 0; j < 3; j++) {
                 char w[4][32];
-                const char *row[4] = {coordinate[j], w[1], w[2], w[3]};
+                const char *row[4] = {w[0], w[1], w[2], w[3]};
+                snprintf(w[0], sizeof w[0], "`%s`", coordinate[j]);
                 ok = ok && check(llm_norm_accumulate(&s, &q, g[j], &err), &err);
                 sig6(w[1], sizeof w[1], g[j]);
                 sig6(w[2], sizeof w[2], s);
