@@ -16,6 +16,11 @@ const char *llm_op_name(llm_op op)
         [LLM_OP_MEAN] = "mean",       [LLM_OP_SUM_ALL] = "sum_all",
         [LLM_OP_DETACH] = "detach",
         /* chapter 16 continues this list */
+        [LLM_OP_MATMUL] = "matmul",   [LLM_OP_GATHER] = "gather",
+        [LLM_OP_EXP] = "exp",         [LLM_OP_LOG] = "log",
+        [LLM_OP_SQRT] = "sqrt",       [LLM_OP_RECIPROCAL] = "reciprocal",
+        [LLM_OP_SIGMOID] = "sigmoid", [LLM_OP_SILU] = "silu",
+        [LLM_OP_LOG_SOFTMAX] = "log_softmax", [LLM_OP_NLL_MEAN] = "nll_mean",
     };
     if ((int)op < 0 || op >= LLM_OP_COUNT || names[op] == NULL)
         return "unknown";
@@ -205,6 +210,18 @@ static int overlaps(const llm_tensor *a, const llm_tensor *b)
     b0 = (uintptr_t)(b->data + b->offset);
     b1 = b0 + b->size * sizeof(double);
     return a0 < b1 && b0 < a1;
+}
+/* check_operation and append, for operations defined in other files */
+llm_status llm_tape_check(const llm_tape *tape, size_t nargs, const llm_var *args,
+                          const llm_var *out, const char *stage, llm_error *err)
+{
+    return check_operation(tape, nargs, args, out, stage, err);
+}
+
+llm_status llm_tape_append(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
+                           llm_error *err)
+{
+    return append(tape, node, out, stage, err);
 }
 static llm_status check_input(const llm_tensor *t, const char *what, const char *stage,
                               llm_error *err)
@@ -628,6 +645,16 @@ static llm_status edge_vjp(const llm_tape *tape, const llm_node *c, size_t k,
     case LLM_OP_MEAN:      vjp_reduce(tape, c, cbar, pbar); return LLM_OK;
     case LLM_OP_SUM_ALL:   vjp_sum_all(tape, c, cbar, pbar); return LLM_OK;
     /* chapter 16 continues this list */
+    case LLM_OP_MATMUL:
+    case LLM_OP_GATHER:
+    case LLM_OP_EXP:
+    case LLM_OP_LOG:
+    case LLM_OP_SQRT:
+    case LLM_OP_RECIPROCAL:
+    case LLM_OP_SIGMOID:
+    case LLM_OP_SILU:
+    case LLM_OP_LOG_SOFTMAX:
+    case LLM_OP_NLL_MEAN:  return llm_tape_model_vjp(tape, c, k, cbar, pbar, err);
     default:
         return llm_fail(err, LLM_ERR_TAPE, "tape.backward",
                         "operation %s has an edge but no vector-Jacobian product",

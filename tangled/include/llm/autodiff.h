@@ -115,6 +115,16 @@ typedef enum llm_op {
     LLM_OP_SUM_ALL,    /* the sum of every element of a: a scalar */
     LLM_OP_DETACH,     /* a's value with no edge back to a */
     /* chapter 16 continues this list */
+    LLM_OP_MATMUL,       /* op(a) op(b); flag[0], flag[1]: the transposes */
+    LLM_OP_GATHER,       /* rows index[p] of a; index: the IDs, copied */
+    LLM_OP_EXP,          /* e^a */
+    LLM_OP_LOG,          /* ln a, for a > 0 */
+    LLM_OP_SQRT,         /* the square root of a, for a >= 0 */
+    LLM_OP_RECIPROCAL,   /* 1 / a, for a != 0 */
+    LLM_OP_SIGMOID,      /* 1 / (1 + e^-a), computed without overflow */
+    LLM_OP_SILU,         /* a * sigmoid(a) */
+    LLM_OP_LOG_SOFTMAX,  /* log softmax(a) along axis */
+    LLM_OP_NLL_MEAN,     /* the mean NLL of a's rows; index: the targets, copied */
     LLM_OP_COUNT
 } llm_op;
 typedef struct llm_node {
@@ -244,5 +254,70 @@ llm_status llm_tape_value(const llm_tape *tape, llm_var v, const llm_tensor **va
                           llm_error *err);
 llm_status llm_tape_adjoint(const llm_tape *tape, llm_var v, const double **adjoint,
                             llm_error *err);
+/* The interface between the tape and operations defined outside
+   tensor_tape.c (chapter 16's, in tape_ops.c); programs do not call it.
+   llm_tape_check makes the checks every operation makes first (the tape,
+   out, each operand's handle), refusing under stage; llm_tape_append takes
+   node over, its value and index included, and frees both if it fails. */
+llm_status llm_tape_check(const llm_tape *tape, size_t nargs, const llm_var *args,
+                          const llm_var *out, const char *stage, llm_error *err);
+llm_status llm_tape_append(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
+                           llm_error *err);
+
+/* pbar += J^T cbar along operand edge k of node c, for the operations of
+   chapter 16; called by the backward pass. Errors: LLM_ERR_ALLOC (scratch
+   memory), reported under the stage "tape.backward". */
+llm_status llm_tape_model_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                              const double *cbar, double *pbar, llm_error *err);
+/* Record C = op(A) op(B), chapter 11's llm_matmul: batch axes broadcast.
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (not
+   initialised, released; an operand stale or not on the tape), those of
+   llm_matmul (LLM_ERR_RANK, LLM_ERR_SHAPE, LLM_ERR_BROADCAST,
+   LLM_ERR_OVERFLOW, LLM_ERR_ALLOC), LLM_ERR_NONFINITE (finite operands
+   overflowed), LLM_ERR_OVERFLOW and LLM_ERR_ALLOC (the tape cannot grow).
+   Every refusal has the stage "tape.matmul". On failure nothing changes. */
+llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, int trans_b,
+                           llm_var *out, llm_error *err);
+
+/* Record the rows ids[p] of table (shape [V, ...]) at the positions of
+   shape[0..rank-1]: a tensor of shape [shape..., table's extents after
+   the first]. The n = product(shape) IDs are copied onto the tape; ids may
+   be NULL when n = 0.
+   Errors: as llm_tape_matmul but not llm_matmul's, and LLM_ERR_ARGUMENT
+   (shape NULL with rank > 0, ids NULL with n > 0), LLM_ERR_RANK (a scalar
+   table, an output of rank above LLM_MAX_RANK), LLM_ERR_OVERFLOW (the
+   output's element count), LLM_ERR_INDEX (an ID >= V, named by the
+   coordinates of its position). Stage "tape.gather". */
+llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, size_t rank,
+                           const size_t *shape, llm_var *out, llm_error *err);
+
+/* Record e^a, ln a, sqrt(a), 1/a, sigmoid(a) and SiLU(a) = a sigmoid(a),
+   elementwise, in a new tensor of a's shape.
+   Errors: as llm_tape_gather but not its own, LLM_ERR_ALLOC, and
+   LLM_ERR_NONFINITE: an input outside the domain (log: a <= 0, sqrt:
+   a < 0, reciprocal: a = 0), or a result that overflows (exp of more than
+   about 709.78, the reciprocal of a tiny subnormal), named by its
+   coordinates. Stages "tape.exp", "tape.log", ..., "tape.silu". */
+llm_status llm_tape_exp(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+llm_status llm_tape_log(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+llm_status llm_tape_sqrt(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+llm_status llm_tape_reciprocal(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+llm_status llm_tape_sigmoid(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+llm_status llm_tape_silu(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+
+/* Record log softmax(a) along axis, chapter 12's llm_log_softmax.
+   Errors: as llm_tape_exp but not the domain, and those of
+   llm_log_softmax (LLM_ERR_AXIS, LLM_ERR_EMPTY). Stage "tape.log_softmax". */
+llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var *out,
+                                llm_error *err);
+
+/* Record the mean over the rows of logits ([..., V]) of -log softmax(row)
+   [target], chapter 12's llm_nll_mean: a tensor of rank 0. The ntargets
+   targets are copied onto the tape.
+   Errors: as llm_tape_exp but not the domain, and those of llm_nll_mean
+   (LLM_ERR_ARGUMENT for NULL targets, LLM_ERR_AXIS, LLM_ERR_EMPTY,
+   LLM_ERR_SHAPE, LLM_ERR_TARGET). Stage "tape.nll_mean". */
+llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targets,
+                             size_t ntargets, llm_var *out, llm_error *err);
 
 #endif

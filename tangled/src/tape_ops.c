@@ -1,0 +1,485 @@
+/* tape_ops.c -- the operations a decoder needs on the tensor tape: matrix
+   products, lookups, nonlinearities, log-softmax, the fused loss. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm/autodiff.h"
+#include "llm/evidence.h"
+#include "llm/tensor.h"
+
+/* *values = t's elements in row-major order: t's own buffer when t is
+   contiguous, otherwise a copy made in *copy (free it with llm_tensor_free;
+   it is emptied first, so freeing is always safe). */
+static llm_status dense(const llm_tensor *t, llm_tensor *copy, const double **values,
+                        const char *stage, llm_error *err)
+{
+    llm_error why;
+    memset(copy, 0, sizeof *copy);
+    if (llm_tensor_is_contiguous(t)) {
+        *values = t->data + t->offset;
+        return LLM_OK;
+    }
+    if (llm_tensor_copy(copy, t, &why) != LLM_OK)
+        return llm_fail(err, why.code, stage, "cannot copy a strided operand: %s",
+                        why.message);
+    *values = copy->data;
+    return LLM_OK;
+}
+/* "[i0, i1, ...]": the coordinates of the row-major element flat of shape */
+static char *coordinates(char *buf, size_t size, size_t flat, size_t rank,
+                         const size_t *shape)
+{
+    size_t idx[LLM_MAX_RANK], k;
+    for (k = rank; k-- > 0;) {
+        idx[k] = shape[k] > 0 ? flat % shape[k] : 0;
+        flat = shape[k] > 0 ? flat / shape[k] : 0;
+    }
+    return llm_fmt_sizes(buf, size, idx, rank);
+}
+/* Appends node (its value contiguous, made by the operation) unless an
+   element is NaN or infinite. On failure node's value and index are freed. */
+static llm_status record_node(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
+                         llm_error *err)
+{
+    const double *v = node.value.data + node.value.offset;
+    size_t j;
+    char where[128];
+    for (j = 0; j < node.value.size; j++)
+        if (!isfinite(v[j])) {
+            llm_status st = llm_fail(err, LLM_ERR_NONFINITE, stage,
+                                     "element %s of the result is %g; values on the "
+                                     "tape are finite", coordinates(where, sizeof where, j,
+                                     node.value.rank, node.value.shape), v[j]);
+            llm_tensor_free(&node.value);
+            free(node.index);
+            return st;
+        }
+    return llm_tape_append(tape, node, out, stage, err);
+}
+/* *out = op(X) op(Y), like llm_matmul, but a transposed Y is first copied
+   into a contiguous Y^T, so that the product's inner loop runs along
+   contiguous rows. Same bits as llm_matmul(out, x, y, tx, ty). */
+static llm_status product(llm_tensor *out, const llm_tensor *x, int tx,
+                          const llm_tensor *y, int ty, llm_error *err)
+{
+    llm_tensor view, yt;
+    llm_status st;
+    if (!ty)
+        return llm_matmul(out, x, y, tx, 0, err);
+    st = llm_tensor_transpose(&view, y, y->rank - 2, y->rank - 1, err);
+    if (st == LLM_OK)
+        st = llm_tensor_copy(&yt, &view, err);
+    if (st != LLM_OK)
+        return st;
+    st = llm_matmul(out, x, &yt, tx, 0, err);
+    llm_tensor_free(&yt);
+    return st;
+}
+/* adj (row-major, t's shape) += g, where g (contiguous) has an output's batch
+   axes followed by t's last two extents: each of g's matrices is added into
+   the matrix of t it was computed from, in row-major batch order. */
+static void add_back(double *adj, const llm_tensor *t, const llm_tensor *g)
+{
+    size_t stride[LLM_MAX_RANK], step[LLM_MAX_RANK], idx[LLM_MAX_RANK] = {0};
+    size_t size, r = g->rank, mat, k, j, done = 0;
+    const double *src = g->data + g->offset;
+    if (g->size == 0)
+        return;
+    llm_row_major(t->rank, t->shape, stride, &size, NULL);   /* t exists */
+    mat = t->shape[t->rank - 2] * t->shape[t->rank - 1];
+    for (k = 0; k + 2 < r; k++) {          /* step 0 where t was broadcast */
+        const size_t axis = k + t->rank - r;
+        step[k] = k + t->rank < r || t->shape[axis] == 1 ? 0 : stride[axis];
+    }
+    do {
+        double *dst = adj;
+        for (k = 0; k + 2 < r; k++)
+            dst += idx[k] * step[k];
+        for (j = 0; j < mat; j++)
+            dst[j] += src[done * mat + j];
+        done++;
+    } while (llm_index_next(r - 2, g->shape, idx));
+}
+llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, int trans_b,
+                           llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.matmul";
+    const llm_var args[2] = {a, b};
+    llm_node node;
+    llm_error why;
+    llm_status st = llm_tape_check(tape, 2, args, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = LLM_OP_MATMUL;
+    node.nargs = 2;
+    node.arg[0] = a.id;
+    node.arg[1] = b.id;
+    node.flag[0] = trans_a != 0;
+    node.flag[1] = trans_b != 0;
+    st = llm_matmul(&node.value, &tape->nodes[a.id].value, &tape->nodes[b.id].value,
+                    node.flag[0], node.flag[1], &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
+    return record_node(tape, node, out, stage, err);
+}
+/* pbar += the gradient of operand k (0: A, 1: B) of C = op(A) op(B) */
+static llm_status vjp_matmul(const llm_tape *tape, const llm_node *c, size_t k,
+                             const double *cbar, double *pbar, llm_error *err)
+{
+    const llm_tensor *a = &tape->nodes[c->arg[0]].value, *b = &tape->nodes[c->arg[1]].value;
+    const int ta = c->flag[0], tb = c->flag[1];
+    llm_tensor dc = c->value, g;        /* C's shape and row-major strides ... */
+    llm_error why;
+    llm_status st;
+    dc.data = (double *)cbar;           /* ... over the adjoint, which is only read */
+    dc.offset = 0;
+    dc.owns = 0;
+    if (k == 0)                         /* dA = dC op(B)^T, or its transpose */
+        st = ta ? product(&g, b, tb, &dc, 1, &why) : product(&g, &dc, 0, b, !tb, &why);
+    else                                /* dB = op(A)^T dC, or its transpose */
+        st = tb ? product(&g, &dc, 1, a, ta, &why) : product(&g, a, !ta, &dc, 0, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, "tape.backward", "the gradient of operand %zu of "
+                        "matmul: %s", k, why.message);
+    add_back(pbar, k == 0 ? a : b, &g);
+    llm_tensor_free(&g);
+    return LLM_OK;
+}
+/* Every ids[p] (p < n, positions of shape [rank]) must name a row of a table
+   of v rows. The first that does not is refused by its coordinates. */
+static llm_status check_ids(const size_t *ids, size_t n, size_t rank, const size_t *shape,
+                            size_t v, const char *stage, llm_error *err)
+{
+    size_t p;
+    char where[128];
+    for (p = 0; p < n; p++)
+        if (ids[p] >= v)
+            return llm_fail(err, LLM_ERR_INDEX, stage,
+                            "position %s holds ID %zu, the table has %zu rows",
+                            coordinates(where, sizeof where, p, rank, shape), ids[p], v);
+    return LLM_OK;
+}
+/* out[p] = row ids[p] of the table, for n positions of d numbers each */
+static void gather_rows(const double *table, size_t d, const size_t *ids, size_t n,
+                        double *out)
+{
+    size_t p;
+    if (d == 0)
+        return;
+    for (p = 0; p < n; p++)
+        memcpy(out + p * d, table + ids[p] * d, d * sizeof *out);
+}
+llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, size_t rank,
+                           const size_t *shape, llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.gather";
+    const llm_tensor *t;
+    const double *rows = NULL;
+    llm_tensor copy;
+    llm_node node;
+    llm_error why;
+    size_t oshape[LLM_MAX_RANK], stride[LLM_MAX_RANK], n, size, k;
+    llm_status st = llm_tape_check(tape, 1, &table, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    t = &tape->nodes[table.id].value;
+    if (rank > 0 && shape == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "IDs of rank %zu need a shape", rank);
+    if (t->rank == 0)
+        return llm_fail(err, LLM_ERR_RANK, stage, "a scalar table has no rows to look up");
+    if (rank + t->rank - 1 > LLM_MAX_RANK)
+        return llm_fail(err, LLM_ERR_RANK, stage,
+                        "IDs of rank %zu from a table of rank %zu make rank %zu, above %d",
+                        rank, t->rank, rank + t->rank - 1, LLM_MAX_RANK);
+    for (k = 0; k < rank; k++)
+        oshape[k] = shape[k];
+    for (k = 1; k < t->rank; k++)
+        oshape[rank + k - 1] = t->shape[k];
+    st = llm_row_major(rank + t->rank - 1, oshape, stride, &size, &why);
+    if (st == LLM_OK)                                   /* n: the positions */
+        st = llm_row_major(rank, shape, stride, &n, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
+    if (n > 0 && ids == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no IDs for %zu positions", n);
+    if ((st = check_ids(ids, n, rank, shape, t->shape[0], stage, err)) != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = LLM_OP_GATHER;
+    node.nargs = 1;
+    node.arg[0] = table.id;
+    node.nindex = n;
+    node.index = malloc((n > 0 ? n : 1) * sizeof *node.index);
+    st = node.index == NULL ? llm_fail(err, LLM_ERR_ALLOC, stage, "cannot keep %zu IDs", n)
+                            : llm_tensor_zeros(&node.value, rank + t->rank - 1, oshape, err);
+    if (st == LLM_OK)
+        st = dense(t, &copy, &rows, stage, err);
+    if (st != LLM_OK) {
+        free(node.index);
+        llm_tensor_free(&node.value);
+        return st;
+    }
+    if (n > 0)
+        memcpy(node.index, ids, n * sizeof *node.index);
+    gather_rows(rows, t->shape[0] > 0 ? t->size / t->shape[0] : 0, ids, n, node.value.data);
+    llm_tensor_free(&copy);
+    return llm_tape_append(tape, node, out, stage, err);
+}
+/* adj_table[ids[p]] += dy[p], row by row, positions in ascending order */
+static void scatter_add(const size_t *ids, size_t n, size_t d, const double *dy,
+                        double *adj_table)
+{
+    size_t p, j;
+    for (p = 0; p < n; p++) {
+        double *row = adj_table + ids[p] * d;
+        for (j = 0; j < d; j++)
+            row[j] += dy[p * d + j];
+    }
+}
+/* LLM_OK when x is inside op's domain; otherwise the refusal, naming
+   element `flat` of a tensor of the given shape. */
+static llm_status check_domain(llm_op op, double x, size_t flat, size_t rank,
+                               const size_t *shape, const char *stage, llm_error *err)
+{
+    const char *need = NULL;
+    char where[128];
+    if (op == LLM_OP_LOG && !(x > 0.0))
+        need = "log needs a positive input";
+    else if (op == LLM_OP_SQRT && !(x >= 0.0))
+        need = "sqrt needs an input >= 0";
+    else if (op == LLM_OP_RECIPROCAL && x == 0.0)
+        need = "reciprocal needs a nonzero input";
+    if (need == NULL)
+        return LLM_OK;
+    return llm_fail(err, LLM_ERR_NONFINITE, stage, "element %s is %g: %s",
+                    coordinates(where, sizeof where, flat, rank, shape), x, need);
+}
+/* 1 / (1 + e^-x), never exponentiating a positive number */
+static double sigmoid(double x)
+{
+    double e;
+    if (x >= 0.0)
+        return 1.0 / (1.0 + exp(-x));    /* e^-x <= 1 */
+    e = exp(x);                          /* x < 0: e^x < 1 */
+    return e / (1.0 + e);
+}
+static double unary_value(llm_op op, double x)
+{
+    switch (op) {
+    case LLM_OP_EXP:        return exp(x);
+    case LLM_OP_LOG:        return log(x);
+    case LLM_OP_SQRT:       return sqrt(x);
+    case LLM_OP_RECIPROCAL: return 1.0 / x;
+    case LLM_OP_SIGMOID:    return sigmoid(x);
+    default:                return x * sigmoid(x);            /* SiLU */
+    }
+}
+
+/* dy * f'(x), where y = f(x) is the value the forward pass recorded */
+static double unary_grad(llm_op op, double x, double y, double dy)
+{
+    switch (op) {
+    case LLM_OP_EXP:        return dy * y;                    /* e^x */
+    case LLM_OP_LOG:        return dy / x;                    /* 1/x */
+    case LLM_OP_SQRT:       return dy / (2.0 * y);            /* 1/(2 sqrt x) */
+    case LLM_OP_RECIPROCAL: return -dy * (y * y);             /* -1/x^2 */
+    case LLM_OP_SIGMOID:    return dy * (y * sigmoid(-x));    /* s(x) s(-x) */
+    default:                                                  /* SiLU */
+        return dy * (sigmoid(x) * (1.0 + x * sigmoid(-x)));
+    }
+}
+static llm_status record_unary(llm_tape *tape, llm_op op, llm_var a, llm_var *out,
+                               const char *stage, llm_error *err)
+{
+    const llm_tensor *x;
+    const double *xv = NULL;
+    llm_tensor copy;
+    llm_node node;
+    size_t i;
+    llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    x = &tape->nodes[a.id].value;
+    if ((st = dense(x, &copy, &xv, stage, err)) != LLM_OK)
+        return st;
+    for (i = 0; i < x->size && st == LLM_OK; i++)
+        st = check_domain(op, xv[i], i, x->rank, x->shape, stage, err);
+    memset(&node, 0, sizeof node);
+    if (st == LLM_OK)
+        st = llm_tensor_zeros(&node.value, x->rank, x->shape, err);
+    if (st != LLM_OK) {
+        llm_tensor_free(&copy);
+        return st;
+    }
+    for (i = 0; i < x->size; i++)
+        node.value.data[i] = unary_value(op, xv[i]);
+    llm_tensor_free(&copy);
+    node.op = op;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    return record_node(tape, node, out, stage, err);
+}
+
+llm_status llm_tape_exp(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    return record_unary(tape, LLM_OP_EXP, a, out, "tape.exp", err);
+}
+
+llm_status llm_tape_log(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    return record_unary(tape, LLM_OP_LOG, a, out, "tape.log", err);
+}
+
+llm_status llm_tape_sqrt(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    return record_unary(tape, LLM_OP_SQRT, a, out, "tape.sqrt", err);
+}
+
+llm_status llm_tape_reciprocal(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    return record_unary(tape, LLM_OP_RECIPROCAL, a, out, "tape.reciprocal", err);
+}
+
+llm_status llm_tape_sigmoid(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    return record_unary(tape, LLM_OP_SIGMOID, a, out, "tape.sigmoid", err);
+}
+
+llm_status llm_tape_silu(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    return record_unary(tape, LLM_OP_SILU, a, out, "tape.silu", err);
+}
+/* pbar += f'(x) cbar, elementwise */
+static llm_status vjp_unary(const llm_tape *tape, const llm_node *c, const double *cbar,
+                            double *pbar, llm_error *err)
+{
+    const double *y = c->value.data + c->value.offset, *x = NULL;
+    llm_tensor copy;
+    size_t i;
+    llm_status st = dense(&tape->nodes[c->arg[0]].value, &copy, &x, "tape.backward", err);
+    if (st != LLM_OK)
+        return st;
+    for (i = 0; i < c->value.size; i++)
+        pbar[i] += unary_grad(c->op, x[i], y[i], cbar[i]);
+    llm_tensor_free(&copy);
+    return LLM_OK;
+}
+llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var *out,
+                                llm_error *err)
+{
+    const char *stage = "tape.log_softmax";
+    llm_node node;
+    llm_error why;
+    llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = LLM_OP_LOG_SOFTMAX;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    node.axis = axis;
+    st = llm_log_softmax(&node.value, &tape->nodes[a.id].value, axis, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
+    return record_node(tape, node, out, stage, err);
+}
+/* adj += dy - exp(y) * sum(dy) along axis, for y = log_softmax(x) (row-major,
+   contiguous) and its adjoint dy; each slice's sum in ascending order. */
+static void log_softmax_grad(const llm_tensor *y, size_t axis, const double *dy,
+                             double *adj)
+{
+    const double *yv = y->data + y->offset;
+    size_t outer = 1, inner = 1, n = y->shape[axis], o, q, i, k;
+    for (k = 0; k < axis; k++)
+        outer *= y->shape[k];
+    for (k = axis + 1; k < y->rank; k++)
+        inner *= y->shape[k];
+    for (o = 0; o < outer; o++)
+        for (q = 0; q < inner; q++) {            /* one slice: base + i * inner */
+            const size_t base = o * n * inner + q;
+            double s = 0.0;
+            for (i = 0; i < n; i++)
+                s += dy[base + i * inner];
+            for (i = 0; i < n; i++)
+                adj[base + i * inner] += dy[base + i * inner]
+                                         - exp(yv[base + i * inner]) * s;
+        }
+}
+llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targets,
+                             size_t ntargets, llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.nll_mean";
+    llm_node node;
+    llm_error why;
+    double loss = 0.0;
+    llm_status st = llm_tape_check(tape, 1, &logits, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    st = llm_nll_mean(&loss, &tape->nodes[logits.id].value, targets, ntargets, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
+    memset(&node, 0, sizeof node);
+    node.op = LLM_OP_NLL_MEAN;
+    node.nargs = 1;
+    node.arg[0] = logits.id;
+    node.nindex = ntargets;                     /* at least 1: there are rows */
+    node.index = malloc(ntargets * sizeof *node.index);
+    if (node.index == NULL)
+        return llm_fail(err, LLM_ERR_ALLOC, stage, "cannot keep %zu targets", ntargets);
+    memcpy(node.index, targets, ntargets * sizeof *node.index);
+    if ((st = llm_tensor_zeros(&node.value, 0, NULL, err)) != LLM_OK) {
+        free(node.index);
+        return st;
+    }
+    node.value.data[0] = loss;
+    return record_node(tape, node, out, stage, err);
+}
+/* adj += (softmax(row) - onehot(target)) * seed / rows for each row of v
+   logits (row-major), rows in ascending order */
+static void nll_grad(const double *logits, size_t rows, size_t v, const size_t *targets,
+                     double seed, double *adj)
+{
+    const double scale = seed / (double)rows;
+    size_t r, j;
+    for (r = 0; r < rows; r++) {
+        const double *l = logits + r * v;
+        double *g = adj + r * v;
+        double m = l[0], s = 0.0;
+        for (j = 1; j < v; j++)
+            if (l[j] > m)
+                m = l[j];
+        for (j = 0; j < v; j++)
+            s += exp(l[j] - m);
+        for (j = 0; j < v; j++)
+            g[j] += (exp(l[j] - m) / s - (j == targets[r] ? 1.0 : 0.0)) * scale;
+    }
+}
+llm_status llm_tape_model_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                              const double *cbar, double *pbar, llm_error *err)
+{
+    const llm_tensor *a = &tape->nodes[c->arg[0]].value;
+    const double *x = NULL;
+    llm_tensor copy;
+    llm_status st;
+    switch (c->op) {
+    case LLM_OP_MATMUL:
+        return vjp_matmul(tape, c, k, cbar, pbar, err);
+    case LLM_OP_GATHER:            /* rows of size / V numbers; V = 0: no IDs */
+        scatter_add(c->index, c->nindex, a->shape[0] > 0 ? a->size / a->shape[0] : 0,
+                    cbar, pbar);
+        return LLM_OK;
+    case LLM_OP_LOG_SOFTMAX:
+        log_softmax_grad(&c->value, c->axis, cbar, pbar);
+        return LLM_OK;
+    case LLM_OP_NLL_MEAN:          /* nindex rows of V logits; a scalar adjoint */
+        if ((st = dense(a, &copy, &x, "tape.backward", err)) != LLM_OK)
+            return st;
+        nll_grad(x, c->nindex, a->shape[a->rank - 1], c->index, cbar[0], pbar);
+        llm_tensor_free(&copy);
+        return LLM_OK;
+    default:
+        return vjp_unary(tape, c, cbar, pbar, err);
+    }
+}
