@@ -286,8 +286,12 @@ static double unary_grad(llm_op op, double x, double y, double dy)
     case LLM_OP_SQRT:       return dy / (2.0 * y);            /* 1/(2 sqrt x) */
     case LLM_OP_RECIPROCAL: return -dy * (y * y);             /* -1/x^2 */
     case LLM_OP_SIGMOID:    return dy * (y * sigmoid(-x));    /* s(x) s(-x) */
-    default:                                                  /* SiLU */
-        return dy * (sigmoid(x) * (1.0 + x * sigmoid(-x)));
+    default: {                                                /* SiLU */
+        const double e = exp(-fabs(x));        /* s(x), s(-x) from one e^-|x| */
+        const double big = 1.0 / (1.0 + e), small = e / (1.0 + e);
+        const double s = x >= 0.0 ? big : small, s_neg = x >= 0.0 ? small : big;
+        return dy * (s * (1.0 + x * s_neg));
+    }
     }
 }
 static llm_status record_unary(llm_tape *tape, llm_op op, llm_var a, llm_var *out,
