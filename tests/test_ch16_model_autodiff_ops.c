@@ -687,6 +687,92 @@ START_TEST(failed_calls_leave_gradients_untouched)
 }
 END_TEST
 
+/* Views as operands: a transposed table, a transposed input to exp and to
+   the loss. dense() copies them; the gradients reach the leaf through the
+   transpose. */
+START_TEST(strided_operands_are_read_through_their_strides)
+{
+    static const double tv[6] = {1, 2, 3, 4, 5, 6};
+    static const size_t s23[2] = {2, 3}, two[1] = {2}, ids[2] = {2, 0};
+    static const size_t targets[3] = {1, 0, 1};
+    llm_tape tape;
+    llm_tensor t = make(2, s23, tv), g = zeros(2, s23), seed;
+    llm_var vt, tt, x, e, loss;
+    const llm_tensor *v;
+    const double *adj;
+    ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &t, &g, &vt, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_transpose(&tape, vt, 0, 1, &tt, NULL), LLM_OK);  /* [3, 2] */
+    ck_assert_int_eq(llm_tape_gather(&tape, tt, ids, 1, two, &x, NULL), LLM_OK);
+    v = value_of(&tape, x);                        /* rows 2 and 0 of t^T */
+    ck_assert(v->data[0] == 3.0 && v->data[1] == 6.0 && v->data[2] == 1.0 && v->data[3] == 4.0);
+    seed = make(2, (const size_t[]){2, 2}, (const double[]){1, 2, 3, 4});
+    ck_assert_int_eq(llm_tape_backward(&tape, x, &seed, 1, NULL), LLM_OK);
+    /* t^T row 2 = column 2 of t gets [1, 2], row 0 = column 0 gets [3, 4] */
+    ck_assert(g.data[2] == 1.0 && g.data[5] == 2.0 && g.data[0] == 3.0 && g.data[3] == 4.0);
+    ck_assert(g.data[1] == 0.0 && g.data[4] == 0.0);
+    ck_assert_int_eq(llm_tape_exp(&tape, tt, &e, NULL), LLM_OK);
+    v = value_of(&tape, e);
+    ck_assert(v->data[1] == exp(4.0));             /* element [0, 1] of t^T */
+    ck_assert_int_eq(llm_tape_nll_mean(&tape, tt, targets, 3, &loss, NULL), LLM_OK);
+    memset(g.data, 0, 6 * sizeof(double));
+    ck_assert_int_eq(llm_tape_backward(&tape, loss, NULL, 1, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_adjoint(&tape, tt, &adj, NULL), LLM_OK);
+    /* row r of t^T is [t[0][r], t[1][r]] = [r + 1, r + 4]: p = sigma(-3), sigma(3) */
+    ck_assert(fabs(adj[0] - (1.0 / (1.0 + exp(3.0)) / 3.0)) < 1e-15);
+    ck_assert(fabs(g.data[3] - adj[1]) == 0.0);    /* t[1][0] is t^T[0][1] */
+    llm_tape_free(&tape);
+    llm_tensor_free(&t); llm_tensor_free(&g); llm_tensor_free(&seed);
+}
+END_TEST
+
+START_TEST(results_that_overflow_and_released_recordings_are_refused)
+{
+    static const double big[4] = {1e200, 1e200, 1e200, 1e200};
+    static const double far[2] = {1e308, -1e308};
+    static const size_t s22[2] = {2, 2}, s12[2] = {1, 2}, t1[1] = {1}, t0[1] = {0};
+    static const size_t wide[2] = {(size_t)1 << 40, 0}, tall[2] = {0, (size_t)1 << 40};
+    llm_tape tape;
+    llm_tensor a = make(2, s22, big), f = make(2, s12, far), w = zeros(2, wide),
+               h = zeros(2, tall);
+    llm_var va, vf, vw, vh, id = {77, 77}, y;
+    llm_error err;
+    ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &a, &va, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &f, &vf, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &w, &vw, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &h, &vh, NULL), LLM_OK);
+    REFUSED(llm_tape_matmul(&tape, va, va, 0, 0, &id, &err), LLM_ERR_NONFINITE, "tape.matmul");
+    ck_assert_ptr_nonnull(strstr(err.message, "[0, 0]"));
+    REFUSED(llm_tape_nll_mean(&tape, vf, t1, 1, &id, &err), LLM_ERR_NONFINITE,
+            "tape.nll_mean");                      /* -1e308 - 1e308 overflows */
+    REFUSED(llm_tape_matmul(&tape, vw, vh, 0, 0, &id, &err), LLM_ERR_OVERFLOW, "tape.matmul");
+    REFUSED(llm_tape_nll_mean(&tape, va, t1, 1, &id, &err), LLM_ERR_SHAPE, "tape.nll_mean");
+    ck_assert_uint_eq(tape.count, 4);
+    ck_assert(id.id == 77 && id.epoch == 77);
+    /* a pass without keep_graph releases the recording: nothing more is recorded */
+    ck_assert_int_eq(llm_tape_nll_mean(&tape, vf, t0, 1, &y, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_backward(&tape, y, NULL, 0, NULL), LLM_OK);
+    REFUSED(llm_tape_silu(&tape, vf, &id, &err), LLM_ERR_TAPE, "tape.silu");
+    REFUSED(llm_tape_gather(&tape, vf, t0, 1, t1, &id, &err), LLM_ERR_TAPE, "tape.gather");
+    ck_assert(id.id == 77 && id.epoch == 77);
+    llm_tape_free(&tape);
+    llm_tensor_free(&a); llm_tensor_free(&f); llm_tensor_free(&w); llm_tensor_free(&h);
+}
+END_TEST
+
+START_TEST(operation_names)
+{
+    ck_assert_str_eq(llm_op_name(LLM_OP_MATMUL), "matmul");
+    ck_assert_str_eq(llm_op_name(LLM_OP_GATHER), "gather");
+    ck_assert_str_eq(llm_op_name(LLM_OP_RECIPROCAL), "reciprocal");
+    ck_assert_str_eq(llm_op_name(LLM_OP_SILU), "silu");
+    ck_assert_str_eq(llm_op_name(LLM_OP_LOG_SOFTMAX), "log_softmax");
+    ck_assert_str_eq(llm_op_name(LLM_OP_NLL_MEAN), "nll_mean");
+    ck_assert_str_eq(llm_op_name(LLM_OP_COUNT), "unknown");
+}
+END_TEST
+
 Suite *ch16_model_autodiff_ops_suite(void)
 {
     Suite *s = suite_create("ch16 model autodiff ops");
@@ -710,6 +796,9 @@ Suite *ch16_model_autodiff_ops_suite(void)
     tcase_add_test(tc, every_operation_refuses_null_and_stale_operands);
     tcase_add_test(tc, shape_axis_and_target_errors_name_the_tape_stage);
     tcase_add_test(tc, failed_calls_leave_gradients_untouched);
+    tcase_add_test(tc, strided_operands_are_read_through_their_strides);
+    tcase_add_test(tc, results_that_overflow_and_released_recordings_are_refused);
+    tcase_add_test(tc, operation_names);
     suite_add_tcase(s, tc);
     return s;
 }
