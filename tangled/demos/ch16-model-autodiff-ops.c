@@ -516,8 +516,9 @@ static int extremes(llm_trace *tr)
 }
 static int refusals(llm_trace *tr)
 {
-    static const size_t bad_ids[4] = {0, 1, 3, 2}, four[1] = {4}, deep[8] = {1, 1, 1, 1, 1, 1, 1, 1};
-    static const size_t targets[3] = {0, 2, 1}, one[1] = {1}, s32[2] = {3, 2};
+    static const size_t bad_ids[4] = {0, 1, 3, 2}, four[1] = {4}, one[1] = {1};
+    static const size_t deep[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    static const size_t targets[3] = {0, 2, 1}, s32[2] = {3, 2};
     static const double special[6] = {0, -1, 1000, 1e-320, 2, 4};
     llm_tape tape;
     llm_tensor e, ge, s, sc[6], gq, seed;
@@ -595,7 +596,8 @@ static int refusals(llm_trace *tr)
             refusal(tr, "backward through sqrt(0)", llm_tape_backward(&tape, vy, &seed, 1, &err),
                     &err);
             printf("  %s\n", err.message);
-            printf("gradient after the refused pass=%s\n", gq.data[0] == 0.5 ? "untouched" : "changed");
+            printf("gradient after the refused pass=%s\n",
+                   gq.data[0] == 0.5 ? "untouched" : "changed");
             ok = gq.data[0] == 0.5;
         }
     }

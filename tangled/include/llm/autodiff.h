@@ -283,21 +283,24 @@ llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, in
    shape[0..rank-1]: a tensor of shape [shape..., table's extents after
    the first]. The n = product(shape) IDs are copied onto the tape; ids may
    be NULL when n = 0.
-   Errors: as llm_tape_matmul but not llm_matmul's, and LLM_ERR_ARGUMENT
-   (shape NULL with rank > 0, ids NULL with n > 0), LLM_ERR_RANK (a scalar
-   table, an output of rank above LLM_MAX_RANK), LLM_ERR_OVERFLOW (the
-   output's element count), LLM_ERR_INDEX (an ID >= V, named by the
-   coordinates of its position). Stage "tape.gather". */
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL, shape NULL with rank > 0,
+   ids NULL with n > 0), LLM_ERR_TAPE (as llm_tape_matmul), LLM_ERR_RANK (a
+   scalar table, an output of rank above LLM_MAX_RANK), LLM_ERR_OVERFLOW
+   (the output's element count; the tape cannot grow), LLM_ERR_INDEX (an
+   ID >= V, named by the coordinates of its position), LLM_ERR_ALLOC.
+   Stage "tape.gather". On failure nothing changes. */
 llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, size_t rank,
                            const size_t *shape, llm_var *out, llm_error *err);
 
 /* Record e^a, ln a, sqrt(a), 1/a, sigmoid(a) and SiLU(a) = a sigmoid(a),
    elementwise, in a new tensor of a's shape.
-   Errors: as llm_tape_gather but not its own, LLM_ERR_ALLOC, and
-   LLM_ERR_NONFINITE: an input outside the domain (log: a <= 0, sqrt:
-   a < 0, reciprocal: a = 0), or a result that overflows (exp of more than
-   about 709.78, the reciprocal of a tiny subnormal), named by its
-   coordinates. Stages "tape.exp", "tape.log", ..., "tape.silu". */
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (as
+   llm_tape_matmul), LLM_ERR_NONFINITE (an input outside the domain, log:
+   a <= 0, sqrt: a < 0, reciprocal: a = 0; or a result that overflows, exp
+   of more than about 709.78, the reciprocal of a tiny subnormal; named by
+   its coordinates), LLM_ERR_OVERFLOW (the tape cannot grow), LLM_ERR_ALLOC.
+   Stages "tape.exp", "tape.log", ..., "tape.silu".
+   On failure nothing changes. */
 llm_status llm_tape_exp(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
 llm_status llm_tape_log(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
 llm_status llm_tape_sqrt(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
@@ -306,15 +309,15 @@ llm_status llm_tape_sigmoid(llm_tape *tape, llm_var a, llm_var *out, llm_error *
 llm_status llm_tape_silu(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
 
 /* Record log softmax(a) along axis, chapter 12's llm_log_softmax.
-   Errors: as llm_tape_exp but not the domain, and those of
-   llm_log_softmax (LLM_ERR_AXIS, LLM_ERR_EMPTY). Stage "tape.log_softmax". */
+   Errors: as llm_tape_exp but for the domain, and those of llm_log_softmax
+   (LLM_ERR_AXIS, LLM_ERR_EMPTY). Stage "tape.log_softmax". */
 llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var *out,
                                 llm_error *err);
 
 /* Record the mean over the rows of logits ([..., V]) of -log softmax(row)
    [target], chapter 12's llm_nll_mean: a tensor of rank 0. The ntargets
    targets are copied onto the tape.
-   Errors: as llm_tape_exp but not the domain, and those of llm_nll_mean
+   Errors: as llm_tape_exp but for the domain, and those of llm_nll_mean
    (LLM_ERR_ARGUMENT for NULL targets, LLM_ERR_AXIS, LLM_ERR_EMPTY,
    LLM_ERR_SHAPE, LLM_ERR_TARGET). Stage "tape.nll_mean". */
 llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targets,
