@@ -81,5 +81,43 @@ llm_status llm_params_add_xavier(llm_params *ps, const char *name, size_t fan_in
 llm_status llm_params_add_const(llm_params *ps, const char *name, size_t rank,
                                 const size_t *shape, double value, int decay,
                                 llm_error *err);
+#include "llm/autodiff.h"     /* layers record on the tensor tape (chapter 15) */
+
+/* A linear layer y = x W (+ b): its widths and where its parameters sit in
+   the list it was built in. W is [d_in, d_out]; b, when has_bias, [d_out]. */
+typedef struct llm_linear {
+    size_t d_in, d_out;
+    int has_bias;     /* 1 when the layer adds a bias */
+    size_t weight;    /* position of <prefix>.weight in the parameter list */
+    size_t bias;      /* position of <prefix>.bias; 0 and unused without one */
+} llm_linear;
+
+/* Appends <prefix>.weight, [d_in, d_out], Xavier-uniform with fan_in = d_in
+   and fan_out = d_out, drawn from rng, decay 1; then, when has_bias,
+   <prefix>.bias, [d_out], zeros, decay 0, no draws.
+   Errors: LLM_ERR_ARGUMENT (null lin, ps, prefix or rng; a zero width),
+   LLM_ERR_NAME (a name longer than 63 characters, breaking the rules, or
+   taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure *lin, *ps and *rng
+   are not touched. */
+llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
+                           size_t d_in, size_t d_out, int has_bias, llm_rng *rng,
+                           llm_error *err);
+/* The handle of parameter index of ps on tape: the leaf already recorded
+   for it in the current recording (its value and its grad), else a new leaf
+   that accumulates into its grad.
+   Errors: LLM_ERR_ARGUMENT (null tape, ps or out; index >= ps->count) and
+   those of llm_tape_leaf. On failure *out is not touched. */
+llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
+                          llm_error *err);
+/* x [..., d_in] -> y [..., d_out]: records y = x W (+ b) on tape, with the
+   leading axes of x flattened into N rows for one [N, d_in] x [d_in, d_out]
+   product. ps must be the list the layer was built in; its parameters enter
+   the tape through llm_param_leaf, once per recording.
+   Errors: LLM_ERR_ARGUMENT (null lin, ps, tape or y; a parameter position
+   outside ps), LLM_ERR_SHAPE (the weight is not [d_in, d_out], the bias is
+   not [d_out], or the last axis of x is not d_in), LLM_ERR_RANK (x is a
+   scalar), and those of the tape operations. On failure *y is not touched. */
+llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *tape,
+                              llm_var x, llm_var *y, llm_error *err);
 
 #endif

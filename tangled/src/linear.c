@@ -1,0 +1,166 @@
+/* linear.c -- linear layers y = x W (+ b) on the tensor tape. */
+#include <stdio.h>
+#include <string.h>
+
+#include "llm/nn.h"
+
+/* prefix.leaf into name, which has LLM_PARAM_NAME_MAX bytes. */
+static llm_status layer_name(char *name, const char *prefix, const char *leaf,
+                             const char *stage, llm_error *err)
+{
+    size_t np = strlen(prefix), nl = strlen(leaf);
+    if (np + 1 + nl >= LLM_PARAM_NAME_MAX)
+        return llm_fail(err, LLM_ERR_NAME, stage,
+                        "'%.24s...' + '.%s' would have %zu characters; a name has "
+                        "at most %d", prefix, leaf, np + 1 + nl, LLM_PARAM_NAME_MAX - 1);
+    memcpy(name, prefix, np);
+    name[np] = '.';
+    memcpy(name + np + 1, leaf, nl + 1);          /* with its terminating zero */
+    return LLM_OK;
+}
+llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
+                           size_t d_in, size_t d_out, int has_bias, llm_rng *rng,
+                           llm_error *err)
+{
+    char wname[LLM_PARAM_NAME_MAX], bname[LLM_PARAM_NAME_MAX];
+    const size_t bshape[1] = {d_out};
+    llm_linear made;
+    llm_rng trial;
+    size_t start;
+    llm_status st;
+    if (lin == NULL || ps == NULL || prefix == NULL || rng == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "linear.init",
+                        "a layer, a parameter list, a prefix and a generator are required");
+    if (d_in == 0 || d_out == 0)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "linear.init",
+                        "'%.40s' maps %zu inputs to %zu outputs; both widths must be "
+                        "positive", prefix, d_in, d_out);
+    st = layer_name(wname, prefix, "weight", "linear.init", err);
+    if (st != LLM_OK)
+        return st;
+    (void)layer_name(bname, prefix, "bias", "linear.init", err);   /* shorter: fits */
+    start = ps->count;
+    trial = *rng;
+    st = llm_params_add_xavier(ps, wname, d_in, d_out, &trial, err);
+    if (st == LLM_OK && has_bias)
+        st = llm_params_add_const(ps, bname, 1, bshape, 0.0, 0, err);
+    if (st != LLM_OK) {
+        llm_params_truncate(ps, start);
+        return st;
+    }
+    made.d_in = d_in;
+    made.d_out = d_out;
+    made.has_bias = has_bias != 0;
+    made.weight = start;
+    made.bias = has_bias ? start + 1 : 0;
+    *rng = trial;
+    *lin = made;
+    return LLM_OK;
+}
+llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
+                          llm_error *err)
+{
+    llm_param *p;
+    size_t i;
+    if (tape == NULL || ps == NULL || out == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.leaf",
+                        "a tape, a parameter list and an output are required");
+    if (index >= ps->count)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.leaf",
+                        "parameter %zu of a list of %zu", index, ps->count);
+    p = &ps->items[index];
+    if (tape->epoch != 0 && !tape->released)      /* else llm_tape_leaf refuses */
+        for (i = 0; i < tape->count; i++) {
+            const llm_node *n = &tape->nodes[i];
+            if (n->op == LLM_OP_LEAF && n->grad == &p->grad
+                && n->value.data == p->value.data) {
+                out->id = i;
+                out->epoch = tape->epoch;
+                return LLM_OK;
+            }
+        }
+    return llm_tape_leaf(tape, &p->value, &p->grad, out, err);
+}
+/* "[2, 3]" for messages; rank is at most LLM_MAX_RANK. */
+static char *shape_text(char *buf, size_t size, const size_t *shape, size_t rank)
+{
+    size_t used = 0, k;
+    used += (size_t)snprintf(buf, size, "[");
+    for (k = 0; k < rank && used < size; k++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%zu", k ? ", " : "", shape[k]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+/* Parameter at of ps exists and has the given shape. */
+static llm_status check_param(const llm_linear *lin, const llm_params *ps, size_t at,
+                              size_t rank, const size_t *shape, const char *what,
+                              llm_error *err)
+{
+    const llm_param *p;
+    char got[96], want[96];
+    if (at >= ps->count)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "linear.forward",
+                        "the layer's %s is parameter %zu, but the list has %zu", what,
+                        at, ps->count);
+    p = &ps->items[at];
+    if (p->value.rank != rank || memcmp(p->value.shape, shape, rank * sizeof *shape) != 0)
+        return llm_fail(err, LLM_ERR_SHAPE, "linear.forward",
+                        "%s '%s' has shape %s; a %zu -> %zu layer needs %s", what,
+                        p->name, shape_text(got, sizeof got, p->value.shape, p->value.rank),
+                        lin->d_in, lin->d_out, shape_text(want, sizeof want, shape, rank));
+    return LLM_OK;
+}
+llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *tape,
+                              llm_var x, llm_var *y, llm_error *err)
+{
+    const size_t wshape[2] = {lin == NULL ? 0 : lin->d_in, lin == NULL ? 0 : lin->d_out};
+    const llm_tensor *xv;
+    size_t rows[2], out_shape[LLM_MAX_RANK], rank, k;
+    char buf[96];
+    llm_var w, b, x2, prod, out;
+    llm_status st;
+    if (lin == NULL || ps == NULL || tape == NULL || y == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "linear.forward",
+                        "a layer, a parameter list, a tape and an output are required");
+    st = check_param(lin, ps, lin->weight, 2, wshape, "weight", err);
+    if (st == LLM_OK && lin->has_bias)
+        st = check_param(lin, ps, lin->bias, 1, &lin->d_out, "bias", err);
+    if (st == LLM_OK)
+        st = llm_tape_value(tape, x, &xv, err);
+    if (st != LLM_OK)
+        return st;
+    rank = xv->rank;
+    if (rank == 0)
+        return llm_fail(err, LLM_ERR_RANK, "linear.forward",
+                        "x is a scalar; a %zu -> %zu layer needs x [..., %zu]",
+                        lin->d_in, lin->d_out, lin->d_in);
+    if (xv->shape[rank - 1] != lin->d_in)
+        return llm_fail(err, LLM_ERR_SHAPE, "linear.forward",
+                        "x has shape %s; a %zu -> %zu layer needs the last axis %zu",
+                        shape_text(buf, sizeof buf, xv->shape, rank), lin->d_in,
+                        lin->d_out, lin->d_in);
+    rows[0] = 1;                               /* N, the product of the leading axes */
+    for (k = 0; k + 1 < rank; k++)
+        rows[0] *= xv->shape[k];
+    rows[1] = lin->d_in;
+    memcpy(out_shape, xv->shape, rank * sizeof *out_shape);
+    out_shape[rank - 1] = lin->d_out;
+    st = llm_param_leaf(tape, ps, lin->weight, &w, err);
+    if (st == LLM_OK)
+        st = llm_tape_reshape(tape, x, 2, rows, &x2, err);
+    if (st == LLM_OK)
+        st = llm_tape_matmul(tape, x2, w, 0, 0, &prod, err);
+    if (st == LLM_OK && lin->has_bias) {
+        st = llm_param_leaf(tape, ps, lin->bias, &b, err);
+        if (st == LLM_OK)
+            st = llm_tape_add(tape, prod, b, &prod, err);
+    }
+    if (st == LLM_OK)
+        st = llm_tape_reshape(tape, prod, rank, out_shape, &out, err);
+    if (st != LLM_OK)
+        return st;
+    *y = out;
+    return LLM_OK;
+}
