@@ -584,6 +584,14 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
     f.ps.items[f.lin.weight].value.data[0] = NAN;                /* the first leaf refuses */
     REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), LLM_ERR_NONFINITE, "tape.leaf");
     f.ps.items[f.lin.weight].value.data[0] = fix_w[0];
+    /* a NaN bias is refused by its leaf, after the product was recorded:
+       the output is untouched, the nodes before it stay unreachable */
+    f.ps.items[f.lin.bias].value.data[1] = NAN;
+    assert_error(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), &err,
+                 LLM_ERR_NONFINITE, "tape.leaf");
+    ck_assert(marked(&y, sizeof y));
+    ck_assert_uint_gt(tape.count, nodes);
+    f.ps.items[f.lin.bias].value.data[1] = fix_b[1];
     /* a released tape refuses when x is read, before anything is recorded */
     ck_assert_int_eq(llm_tape_init(&dead, 4, NULL), LLM_OK);
     {

@@ -4,18 +4,18 @@
 
 #include "llm/nn.h"
 
-/* prefix.leaf into name, which has LLM_PARAM_NAME_MAX bytes. */
-static llm_status layer_name(char *name, const char *prefix, const char *leaf,
-                             const char *stage, llm_error *err)
+/* prefix.part into name, which has LLM_PARAM_NAME_MAX bytes. */
+static llm_status layer_name(char *name, const char *prefix, const char *part,
+                             llm_error *err)
 {
-    size_t np = strlen(prefix), nl = strlen(leaf);
+    size_t np = strlen(prefix), nl = strlen(part);
     if (np + 1 + nl >= LLM_PARAM_NAME_MAX)
-        return llm_fail(err, LLM_ERR_NAME, stage,
+        return llm_fail(err, LLM_ERR_NAME, "linear.init",
                         "'%.24s...' + '.%s' would have %zu characters; a name has "
-                        "at most %d", prefix, leaf, np + 1 + nl, LLM_PARAM_NAME_MAX - 1);
+                        "at most %d", prefix, part, np + 1 + nl, LLM_PARAM_NAME_MAX - 1);
     memcpy(name, prefix, np);
     name[np] = '.';
-    memcpy(name + np + 1, leaf, nl + 1);          /* with its terminating zero */
+    memcpy(name + np + 1, part, nl + 1);          /* with its terminating zero */
     return LLM_OK;
 }
 llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
@@ -35,10 +35,10 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
         return llm_fail(err, LLM_ERR_ARGUMENT, "linear.init",
                         "'%.40s' maps %zu inputs to %zu outputs; both widths must be "
                         "positive", prefix, d_in, d_out);
-    st = layer_name(wname, prefix, "weight", "linear.init", err);
+    st = layer_name(wname, prefix, "weight", err);
     if (st != LLM_OK)
         return st;
-    (void)layer_name(bname, prefix, "bias", "linear.init", err);   /* shorter: fits */
+    (void)layer_name(bname, prefix, "bias", err);         /* shorter: it fits */
     start = ps->count;
     trial = *rng;
     st = llm_params_add_xavier(ps, wname, d_in, d_out, &trial, err);
@@ -115,15 +115,16 @@ static llm_status check_param(const llm_linear *lin, const llm_params *ps, size_
 llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *tape,
                               llm_var x, llm_var *y, llm_error *err)
 {
-    const size_t wshape[2] = {lin == NULL ? 0 : lin->d_in, lin == NULL ? 0 : lin->d_out};
     const llm_tensor *xv;
-    size_t rows[2], out_shape[LLM_MAX_RANK], rank, k;
+    size_t wshape[2], rows[2], out_shape[LLM_MAX_RANK], rank, k;
     char buf[96];
     llm_var w, b, x2, prod, out;
     llm_status st;
     if (lin == NULL || ps == NULL || tape == NULL || y == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "linear.forward",
                         "a layer, a parameter list, a tape and an output are required");
+    wshape[0] = lin->d_in;
+    wshape[1] = lin->d_out;
     st = check_param(lin, ps, lin->weight, 2, wshape, "weight", err);
     if (st == LLM_OK && lin->has_bias)
         st = check_param(lin, ps, lin->bias, 1, &lin->d_out, "bias", err);

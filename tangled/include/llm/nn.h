@@ -104,7 +104,8 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
                            llm_error *err);
 /* The handle of parameter index of ps on tape: the leaf already recorded
    for it in the current recording (its value and its grad), else a new leaf
-   that accumulates into its grad.
+   that accumulates into its grad. Add no parameter to ps while a recording
+   holds its leaves: growing the list may move them.
    Errors: LLM_ERR_ARGUMENT (null tape, ps or out; index >= ps->count) and
    those of llm_tape_leaf. On failure *out is not touched. */
 llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
