@@ -394,6 +394,7 @@ int main(int argc, char **argv)
                 llm_trace_value(&tr, "bt_shape", c[1]);
             if (r == 4) {
                 llm_trace_value(&tr, "vec_shape", c[1]);
+                llm_trace_value(&tr, "vec_y", c[2]);
                 llm_trace_value(&tr, "vec_dw", c[3]);
             }
             all_same = all_same && same;
@@ -447,8 +448,9 @@ int main(int argc, char **argv)
         if (!ok)
             return llm_demo_finish(&tr, 0);
         same = memcmp(y.data, y_ref, sizeof y_ref) == 0;
-        printf("W stored [out, in]=%s x W^T + b=%s same_bits=%s\n", matrix(c[0], sizeof c[0], wt, 3, 2),
-               matrix(c[1], sizeof c[1], y.data, 2, 3), same ? "yes" : "no");
+        printf("W stored [out, in]=%s x W^T + b=%s same_bits=%s\n",
+               matrix(c[0], sizeof c[0], wt, 3, 2), matrix(c[1], sizeof c[1], y.data, 2, 3),
+               same ? "yes" : "no");
         llm_trace_value(&tr, "layout_same", same ? "yes" : "no");
         ok = ok && same;
         llm_tensor_free(&x);
@@ -488,7 +490,8 @@ int main(int argc, char **argv)
                 && check(llm_params_init(&swapped, &err), &err)
                 && check(llm_params_init(&narrow, &err), &err)
                 && check(llm_params_add_xavier(&swapped, "proj.weight", 3, 2, &spare, &err), &err)
-                && check(llm_params_add_const(&swapped, "proj.bias", 1, &proj.d_out, 0.0, 0, &err), &err)
+                && check(llm_params_add_const(&swapped, "proj.bias", 1, &proj.d_out, 0.0, 0, &err),
+                         &err)
                 && check(llm_params_add_xavier(&narrow, "proj.weight", 2, 3, &spare, &err), &err)
                 && check(llm_params_add_const(&narrow, "proj.bias", 1, b2, 0.0, 0, &err), &err)
                 && check(llm_tensor_from(&xw, 2, wide, fix_w, 6, &err), &err)
@@ -511,7 +514,8 @@ int main(int argc, char **argv)
                 llm_linear_forward(&proj, &swapped, &tape, xv, &y, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "layout_message", err.message);
-        refusal(&tr, "a bias of width 2", llm_linear_forward(&proj, &narrow, &tape, xv, &y, &err), &err);
+        refusal(&tr, "a bias of width 2",
+                llm_linear_forward(&proj, &narrow, &tape, xv, &y, &err), &err);
         refusal(&tr, "no output", llm_linear_forward(&proj, &ps, &tape, xv, NULL, &err), &err);
         ok = ok && check(llm_params_add_const(&ps, "head.bias", 1, b2, 0.0, 0, &err), &err);
         count0 = ps.count;

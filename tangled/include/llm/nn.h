@@ -105,7 +105,7 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
 /* The handle of parameter index of ps on tape: the leaf already recorded
    for it in the current recording (its value and its grad), else a new leaf
    that accumulates into its grad. Add no parameter to ps while a recording
-   holds its leaves: growing the list may move them.
+   holds its leaves: growing the list may move the grad tensors they point to.
    Errors: LLM_ERR_ARGUMENT (null tape, ps or out; index >= ps->count) and
    those of llm_tape_leaf. On failure *out is not touched. */
 llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
