@@ -81,6 +81,36 @@ llm_status llm_params_add_xavier(llm_params *ps, const char *name, size_t fan_in
 llm_status llm_params_add_const(llm_params *ps, const char *name, size_t rank,
                                 const size_t *shape, double value, int decay,
                                 llm_error *err);
+#include "llm/autodiff.h"
+/* A token embedding: ids [...] -> x [..., width], x[..., :] = E[id, :],
+   E = the [vocab, width] parameter <prefix>.weight. */
+typedef struct llm_embedding {
+    size_t weight;   /* position of <prefix>.weight in the parameter list */
+    size_t vocab;    /* V: the IDs 0 .. vocab - 1 have rows */
+    size_t width;    /* D: features per token */
+} llm_embedding;
+/* Adds <prefix>.weight to ps: a Xavier-uniform [vocab, width] table
+   (fan_in = vocab, fan_out = width; vocab * width draws; decay 1), and
+   describes the layer in *emb.
+   Errors: LLM_ERR_ARGUMENT (null emb, ps, prefix or rng; vocab or width
+   0), LLM_ERR_NAME (the name breaks the rules, has more than 63
+   characters, or is taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure
+   *emb, *ps and *rng are not touched. */
+llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *prefix,
+                              size_t vocab, size_t width, llm_rng *rng,
+                              llm_error *err);
+/* ids [shape...] (rank axes, row-major) -> *x [shape..., width] on tape:
+   the rows of the layer's table, which enters through llm_param_leaf.
+   Errors, in the order checked: LLM_ERR_ARGUMENT (null emb, ps, tape or x;
+   null shape with rank > 0; the layer's position is not in ps; null ids
+   with elements), LLM_ERR_SHAPE (the parameter there is not [vocab,
+   width]), LLM_ERR_RANK (rank >= LLM_MAX_RANK), LLM_ERR_OVERFLOW (too many
+   IDs), LLM_ERR_INDEX (an ID >= vocab), then those of llm_param_leaf and
+   llm_tape_gather. A refused call records nothing; *x is written on
+   success only. */
+llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
+                                 llm_tape *tape, const size_t *ids, size_t rank,
+                                 const size_t *shape, llm_var *x, llm_error *err);
 #include "llm/autodiff.h"     /* layers record on the tensor tape (chapter 15) */
 
 /* A linear layer y = x W (+ b): its widths and where its parameters sit in

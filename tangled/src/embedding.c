@@ -1,0 +1,76 @@
+/* embedding.c -- token embeddings: gather forward, scatter-add backward. */
+#include <stdio.h>
+
+#include "llm/nn.h"
+
+llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *prefix,
+                              size_t vocab, size_t width, llm_rng *rng,
+                              llm_error *err)
+{
+    char name[LLM_PARAM_NAME_MAX];
+    int n;
+    llm_status st;
+    if (emb == NULL || ps == NULL || prefix == NULL || rng == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "embedding.init",
+                        "a layer, a parameter list, a prefix and a generator are "
+                        "required");
+    if (vocab == 0 || width == 0)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "embedding.init",
+                        "a [%zu, %zu] table has no rows to look up: vocabulary and "
+                        "width must be positive", vocab, width);
+    n = snprintf(name, sizeof name, "%s.weight", prefix);
+    if (n < 0 || (size_t)n >= sizeof name)
+        return llm_fail(err, LLM_ERR_NAME, "embedding.init",
+                        "'%.20s...' + '.weight' is longer than %d characters",
+                        prefix, LLM_PARAM_NAME_MAX - 1);
+    st = llm_params_add_xavier(ps, name, vocab, width, rng, err);
+    if (st != LLM_OK)
+        return st;
+    emb->weight = ps->count - 1;
+    emb->vocab = vocab;
+    emb->width = width;
+    return LLM_OK;
+}
+llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
+                                 llm_tape *tape, const size_t *ids, size_t rank,
+                                 const size_t *shape, llm_var *x, llm_error *err)
+{
+    size_t stride[LLM_MAX_RANK], count, i;
+    llm_param *p;
+    llm_var table;
+    llm_status st;
+    if (emb == NULL || ps == NULL || tape == NULL || x == NULL
+        || (rank > 0 && shape == NULL))
+        return llm_fail(err, LLM_ERR_ARGUMENT, "embedding.forward",
+                        "a layer, a parameter list, a tape, the IDs' shape and an "
+                        "output handle are required");
+    if (emb->weight >= ps->count)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "embedding.forward",
+                        "the table is parameter %zu, the list has %zu", emb->weight,
+                        ps->count);
+    p = &ps->items[emb->weight];
+    if (p->value.rank != 2 || p->value.shape[0] != emb->vocab
+        || p->value.shape[1] != emb->width)
+        return llm_fail(err, LLM_ERR_SHAPE, "embedding.forward",
+                        "parameter %zu ('%s') is not a [%zu, %zu] table", emb->weight,
+                        p->name, emb->vocab, emb->width);
+    if (rank >= LLM_MAX_RANK)
+        return llm_fail(err, LLM_ERR_RANK, "embedding.forward",
+                        "IDs of rank %zu leave no room for the feature axis (at most "
+                        "%d axes)", rank, LLM_MAX_RANK - 1);
+    st = llm_row_major(rank, shape, stride, &count, err);
+    if (st != LLM_OK)
+        return st;
+    if (ids == NULL && count > 0)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "embedding.forward",
+                        "%zu IDs were promised, none given", count);
+    for (i = 0; i < count; i++)
+        if (ids[i] >= emb->vocab)
+            return llm_fail(err, LLM_ERR_INDEX, "embedding.forward",
+                            "ID %zu at position %zu is outside the vocabulary of %zu "
+                            "tokens", ids[i], i, emb->vocab);
+    st = llm_param_leaf(tape, ps, emb->weight, &table, err);
+    if (st != LLM_OK)
+        return st;
+    return llm_tape_gather(tape, table, ids, rank, shape, x, err);
+}
