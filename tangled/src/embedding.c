@@ -3,6 +3,30 @@
 
 #include "llm/nn.h"
 
+llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
+                          llm_error *err)
+{
+    llm_param *p;
+    size_t i;
+    if (tape == NULL || ps == NULL || out == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.leaf",
+                        "a tape, a parameter list and an output are required");
+    if (index >= ps->count)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.leaf",
+                        "parameter %zu of a list of %zu", index, ps->count);
+    p = &ps->items[index];
+    if (tape->epoch != 0 && !tape->released)      /* else llm_tape_leaf refuses */
+        for (i = 0; i < tape->count; i++) {
+            const llm_node *n = &tape->nodes[i];
+            if (n->op == LLM_OP_LEAF && n->grad == &p->grad
+                && n->value.data == p->value.data) {
+                out->id = i;
+                out->epoch = tape->epoch;
+                return LLM_OK;
+            }
+        }
+    return llm_tape_leaf(tape, &p->value, &p->grad, out, err);
+}
 llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *prefix,
                               size_t vocab, size_t width, llm_rng *rng,
                               llm_error *err)

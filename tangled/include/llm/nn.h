@@ -82,6 +82,14 @@ llm_status llm_params_add_const(llm_params *ps, const char *name, size_t rank,
                                 const size_t *shape, double value, int decay,
                                 llm_error *err);
 #include "llm/autodiff.h"
+/* The handle of parameter index of ps on tape: the leaf already recorded
+   for it in the current recording (its value and its grad), else a new leaf
+   that accumulates into its grad. Add no parameter to ps while a recording
+   holds its leaves: growing the list may move the grad tensors they point to.
+   Errors: LLM_ERR_ARGUMENT (null tape, ps or out; index >= ps->count) and
+   those of llm_tape_leaf. On failure *out is not touched. */
+llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
+                          llm_error *err);
 /* A token embedding: ids [...] -> x [..., width], x[..., :] = E[id, :],
    E = the [vocab, width] parameter <prefix>.weight. */
 typedef struct llm_embedding {
@@ -132,14 +140,6 @@ typedef struct llm_linear {
 llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
                            size_t d_in, size_t d_out, int has_bias, llm_rng *rng,
                            llm_error *err);
-/* The handle of parameter index of ps on tape: the leaf already recorded
-   for it in the current recording (its value and its grad), else a new leaf
-   that accumulates into its grad. Add no parameter to ps while a recording
-   holds its leaves: growing the list may move the grad tensors they point to.
-   Errors: LLM_ERR_ARGUMENT (null tape, ps or out; index >= ps->count) and
-   those of llm_tape_leaf. On failure *out is not touched. */
-llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
-                          llm_error *err);
 /* x [..., d_in] -> y [..., d_out]: records y = x W (+ b) on tape, with the
    leading axes of x flattened into N rows for one [N, d_in] x [d_in, d_out]
    product. ps must be the list the layer was built in; its parameters enter
