@@ -150,5 +150,38 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
    scalar), and those of the tape operations. On failure *y is not touched. */
 llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *tape,
                               llm_var x, llm_var *y, llm_error *err);
+/* The bias-free SwiGLU feed-forward branch,
+   y = (SiLU(x W_g) (.) (x W_u)) W_2, applied to each position alone. */
+typedef struct llm_swiglu {
+    size_t d_model;   /* D, the width of a position */
+    size_t d_ff;      /* F, the hidden width */
+    size_t gate;      /* position of <prefix>.gate.weight [D, F] in the list */
+    size_t up;        /* position of <prefix>.up.weight   [D, F] */
+    size_t down;      /* position of <prefix>.down.weight [F, D] */
+} llm_swiglu;
+/* Appends <prefix>.gate.weight [D, F], <prefix>.up.weight [D, F] and
+   <prefix>.down.weight [F, D], Xavier-uniform and drawn from rng in that
+   order (3 D F draws, decay 1), and fills *ffn with D, F and their positions.
+   Errors: LLM_ERR_ARGUMENT (null ffn, ps, prefix or rng; d_model or d_ff
+   zero), LLM_ERR_NAME (a name longer than 63 characters, breaking the rules
+   or already taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure *ffn, *ps
+   and *rng are untouched. */
+llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
+                           size_t d_model, size_t d_ff, llm_rng *rng,
+                           llm_error *err);
+#include "llm/autodiff.h"
+
+/* x [..., D] -> y [..., D]: every row of x (all axes but the last,
+   flattened) goes through (SiLU(x W_g) (.) (x W_u)) W_2, recorded on tape;
+   the three weights enter it as leaves whose grads are the list's.
+   Errors: LLM_ERR_ARGUMENT (a null pointer), LLM_ERR_INDEX (a weight
+   position outside the list), LLM_ERR_SHAPE (a weight whose shape is not
+   [D, F], [D, F], [F, D]; x's last axis is not D), LLM_ERR_RANK (x is a
+   scalar), and those of the tape's operations (LLM_ERR_TAPE for a stale x
+   or a released tape, LLM_ERR_NONFINITE for a weight that is not finite,
+   LLM_ERR_ALLOC). On failure *y is untouched; nodes recorded before the
+   failure stay on the tape until it is reset. */
+llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *tape,
+                              llm_var x, llm_var *y, llm_error *err);
 
 #endif

@@ -1,0 +1,128 @@
+/* swiglu.c -- the bias-free SwiGLU feed-forward branch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "llm/nn.h"
+
+llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
+                           size_t d_model, size_t d_ff, llm_rng *rng,
+                           llm_error *err)
+{
+    static const char *const part[3] = {"gate", "up", "down"};
+    char name[3][LLM_PARAM_NAME_MAX];
+    llm_rng trial;
+    size_t mark, k;
+    llm_status st = LLM_OK;
+    if (ffn == NULL || ps == NULL || prefix == NULL || rng == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.init",
+                        "a layer, a parameter list, a prefix and a generator are required");
+    if (d_model == 0 || d_ff == 0)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.init",
+                        "d_model %zu and d_ff %zu must both be positive", d_model, d_ff);
+    for (k = 0; k < 3; k++) {
+        int n = snprintf(name[k], sizeof name[k], "%s.%s.weight", prefix, part[k]);
+        if (n < 0 || (size_t)n >= sizeof name[k])
+            return llm_fail(err, LLM_ERR_NAME, "swiglu.init",
+                            "'%.20s...%s.weight' would be longer than %d characters",
+                            prefix, part[k], LLM_PARAM_NAME_MAX - 1);
+    }
+    mark = ps->count;
+    trial = *rng;
+    st = llm_params_add_xavier(ps, name[0], d_model, d_ff, &trial, err);
+    if (st == LLM_OK)
+        st = llm_params_add_xavier(ps, name[1], d_model, d_ff, &trial, err);
+    if (st == LLM_OK)
+        st = llm_params_add_xavier(ps, name[2], d_ff, d_model, &trial, err);
+    if (st != LLM_OK) {
+        llm_params_truncate(ps, mark);       /* take back what was added */
+        return st;
+    }
+    ffn->d_model = d_model;
+    ffn->d_ff = d_ff;
+    ffn->gate = mark;
+    ffn->up = mark + 1;
+    ffn->down = mark + 2;
+    *rng = trial;                            /* commit the 3 D F draws */
+    return LLM_OK;
+}
+/* The parameter at position index, when it has shape [rows, cols]. */
+static llm_status swiglu_weight(llm_params *ps, size_t index, size_t rows, size_t cols,
+                                const char *what, llm_param **out, llm_error *err)
+{
+    const llm_tensor *v;
+    char shape[64] = "[";
+    size_t k, used;
+    if (index >= ps->count)
+        return llm_fail(err, LLM_ERR_INDEX, "swiglu.forward",
+                        "the %s weight is at position %zu of a list of %zu parameters",
+                        what, index, ps->count);
+    v = &ps->items[index].value;
+    if (v->rank == 2 && v->shape[0] == rows && v->shape[1] == cols) {
+        *out = &ps->items[index];
+        return LLM_OK;
+    }
+    for (k = 0; k < v->rank && k < 3; k++) {      /* "[3, 2]", enough for a message */
+        used = strlen(shape);
+        snprintf(shape + used, sizeof shape - used, "%s%zu", k > 0 ? ", " : "", v->shape[k]);
+    }
+    used = strlen(shape);
+    snprintf(shape + used, sizeof shape - used, "%s]", v->rank > 3 ? ", ..." : "");
+    return llm_fail(err, LLM_ERR_SHAPE, "swiglu.forward",
+                    "the %s weight '%s' must be [%zu, %zu], it is %s", what,
+                    ps->items[index].name, rows, cols, shape);
+}
+llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *tape,
+                              llm_var x, llm_var *y, llm_error *err)
+{
+    const llm_tensor *xv;
+    llm_param *w[3];
+    llm_var leaf[3], rows, a, u, s, h, down, out;
+    size_t rank, shape[LLM_MAX_RANK], flat[2], k;
+    llm_status st;
+    if (ffn == NULL || ps == NULL || tape == NULL || y == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.forward",
+                        "a layer, a parameter list, a tape and an output are required");
+    st = swiglu_weight(ps, ffn->gate, ffn->d_model, ffn->d_ff, "gate", &w[0], err);
+    if (st == LLM_OK)
+        st = swiglu_weight(ps, ffn->up, ffn->d_model, ffn->d_ff, "up", &w[1], err);
+    if (st == LLM_OK)
+        st = swiglu_weight(ps, ffn->down, ffn->d_ff, ffn->d_model, "down", &w[2], err);
+    if (st == LLM_OK)
+        st = llm_tape_value(tape, x, &xv, err);
+    if (st != LLM_OK)
+        return st;
+    if (xv->rank == 0)
+        return llm_fail(err, LLM_ERR_RANK, "swiglu.forward",
+                        "x is a scalar; it needs a last axis of width d_model %zu",
+                        ffn->d_model);
+    if (xv->shape[xv->rank - 1] != ffn->d_model)
+        return llm_fail(err, LLM_ERR_SHAPE, "swiglu.forward",
+                        "x's last axis is %zu wide, the layer's d_model is %zu",
+                        xv->shape[xv->rank - 1], ffn->d_model);
+    rank = xv->rank;                           /* copied: xv dies at the next record */
+    for (k = 0; k < rank; k++)
+        shape[k] = xv->shape[k];
+    flat[0] = xv->size / ffn->d_model;         /* N rows; d_model > 0 by the checks */
+    flat[1] = ffn->d_model;
+
+    for (k = 0; k < 3 && st == LLM_OK; k++)
+        st = llm_tape_leaf(tape, &w[k]->value, &w[k]->grad, &leaf[k], err);
+    if (st == LLM_OK)
+        st = llm_tape_reshape(tape, x, 2, flat, &rows, err);           /* [N, D] */
+    if (st == LLM_OK)
+        st = llm_tape_matmul(tape, rows, leaf[0], 0, 0, &a, err);      /* A = X W_g */
+    if (st == LLM_OK)
+        st = llm_tape_matmul(tape, rows, leaf[1], 0, 0, &u, err);      /* U = X W_u */
+    if (st == LLM_OK)
+        st = llm_tape_silu(tape, a, &s, err);                          /* S = SiLU(A) */
+    if (st == LLM_OK)
+        st = llm_tape_mul(tape, s, u, &h, err);                        /* H = S (.) U */
+    if (st == LLM_OK)
+        st = llm_tape_matmul(tape, h, leaf[2], 0, 0, &down, err);      /* H W_2 */
+    if (st == LLM_OK)
+        st = llm_tape_reshape(tape, down, rank, shape, &out, err);     /* [..., D] */
+    if (st != LLM_OK)
+        return st;
+    *y = out;
+    return LLM_OK;
+}
