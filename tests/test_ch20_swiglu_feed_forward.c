@@ -287,6 +287,39 @@ START_TEST(leading_axes_are_kept_and_a_vector_is_one_row)
 }
 END_TEST
 
+START_TEST(an_empty_batch_gives_an_empty_output_and_no_gradient)
+{
+    const size_t shape[3] = {2, 0, 2};
+    llm_params ps;
+    llm_swiglu ffn;
+    llm_tensor x, seed;
+    llm_tape tape;
+    llm_var xv, yv;
+    const llm_tensor *y;
+    size_t k, i;
+    fixture_layer(&ps, &ffn);
+    ck_assert_int_eq(llm_tensor_zeros(&x, 3, shape, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tensor_zeros(&seed, 3, shape, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
+    ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, &yv, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_value(&tape, yv, &y, NULL), LLM_OK);
+    ck_assert_uint_eq(y->rank, 3);
+    ck_assert_uint_eq(y->shape[0], 2);
+    ck_assert_uint_eq(y->shape[1], 0);
+    ck_assert_uint_eq(y->shape[2], 2);
+    ck_assert_uint_eq(y->size, 0);
+    ck_assert_int_eq(llm_tape_backward(&tape, yv, &seed, 0, NULL), LLM_OK);
+    for (k = 0; k < 3; k++)                   /* no position, no contribution */
+        for (i = 0; i < 6; i++)
+            ck_assert(ps.items[k].grad.data[i] == 0.0);
+    llm_tape_free(&tape);
+    llm_tensor_free(&x);
+    llm_tensor_free(&seed);
+    llm_params_free(&ps);
+}
+END_TEST
+
 START_TEST(a_transposed_view_as_input_gives_the_same_rows)
 {
     const size_t shape[2] = {2, 2};
@@ -582,6 +615,7 @@ Suite *ch20_swiglu_feed_forward_suite(void)
     tcase_add_test(tc, a_failure_on_the_third_tensor_rolls_back_the_first_two);
     tcase_add_test(tc, the_fixture_gives_the_digest_output);
     tcase_add_test(tc, leading_axes_are_kept_and_a_vector_is_one_row);
+    tcase_add_test(tc, an_empty_batch_gives_an_empty_output_and_no_gradient);
     tcase_add_test(tc, a_transposed_view_as_input_gives_the_same_rows);
     tcase_add_test(tc, changing_row_0_leaves_row_1_bit_identical);
     tcase_add_test(tc, huge_gate_pre_activations_stay_finite);
