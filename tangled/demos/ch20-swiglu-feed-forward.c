@@ -192,8 +192,8 @@ int main(int argc, char **argv)
             matrix(c[4], sizeof c[4], p->value.data, p->value.shape[0], p->value.shape[1], 6);
             snprintf(c[5], sizeof c[5], "%s", equal ? "yes" : "no");
             fill_row(&tr, "params", 6, c);
-            printf("param %s shape=%s draws=%s value=%s fresh_stream_%s=%s\n", p->name, c[2],
-                   c[3], c[4], part[k], c[5]);
+            printf("param %s shape=%s draws=%s same_as_fresh_%s=%s\n  value=%s\n", p->name,
+                   c[2], c[3], part[k], c[5], c[4]);
             first += p->value.size;
             scalars += p->value.size;
             llm_tensor_free(&w);
@@ -268,7 +268,7 @@ int main(int argc, char **argv)
             llm_trace_value(&tr, akey[r], buf);
             printf(" u=%s", llm_fmt_list(buf, sizeof buf, u + r * 3, 3, 0));
             llm_trace_value(&tr, ukey[r], buf);
-            printf(" silu(a)=%s", llm_fmt_list(buf, sizeof buf, s + r * 3, 3, 6));
+            printf("\n  silu(a)=%s", llm_fmt_list(buf, sizeof buf, s + r * 3, 3, 6));
             llm_trace_value(&tr, skey[r], buf);
             printf(" h=%s\n", llm_fmt_list(buf, sizeof buf, h + r * 3, 3, 6));
             llm_trace_value(&tr, hkey[r], buf);
@@ -355,7 +355,7 @@ int main(int argc, char **argv)
         row0_changed = y[0] != y2[0] || y[1] != y2[1];
         printf("x row 0 -> [5, -3]: y row 0=%s", llm_fmt_list(buf, sizeof buf, y2, 2, 12));
         llm_trace_value(&tr, "y0_changed", buf);
-        printf(" row 1=%s row 1 %s\n", llm_fmt_list(buf, sizeof buf, y2 + 2, 2, 12),
+        printf("\n  y row 1=%s %s\n", llm_fmt_list(buf, sizeof buf, y2 + 2, 2, 12),
                row1_same ? "bit-identical" : "changed");
         llm_trace_value(&tr, "rowwise", row1_same ? "bit-identical" : "changed");
         ok = ok && row1_same && row0_changed;
