@@ -104,7 +104,6 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
         shape[k] = xv->shape[k];
     flat[0] = xv->size / ffn->d_model;         /* N rows; d_model > 0 by the checks */
     flat[1] = ffn->d_model;
-
     for (k = 0; k < 3 && st == LLM_OK; k++)
         st = llm_tape_leaf(tape, &w[k]->value, &w[k]->grad, &leaf[k], err);
     if (st == LLM_OK)
