@@ -534,6 +534,57 @@ START_TEST(gradients_accumulate_into_the_list_and_sum_over_positions)
 }
 END_TEST
 
+START_TEST(two_passes_on_one_tape_share_the_weights_leaves)
+{
+    const size_t one[1] = {2}, shape[2] = {2, 2};
+    static const double ones[4] = {1, 1, 1, 1};
+    llm_params ps;
+    llm_swiglu ffn;
+    llm_tensor x0, x1, x, seed2, seed4;
+    llm_tape tape;
+    llm_var v0, v1, y0, y1, z, xv, yv;
+    double once[18];
+    size_t k, i, leaves = 0;
+    fixture_layer(&ps, &ffn);
+    ck_assert_int_eq(llm_tensor_from(&x0, 1, one, fix_x, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tensor_from(&x1, 1, one, fix_x + 2, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tensor_from(&x, 2, shape, fix_x, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tensor_from(&seed2, 1, one, ones, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tensor_from(&seed4, 2, shape, ones, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
+    /* one pass over both rows */
+    ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
+    ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, &yv, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_backward(&tape, yv, &seed4, 0, NULL), LLM_OK);
+    for (k = 0; k < 3; k++)
+        for (i = 0; i < 6; i++) {
+            once[k * 6 + i] = ps.items[k].grad.data[i];
+            ps.items[k].grad.data[i] = 0.0;
+        }
+    /* two passes, one row each, on one recording: y0 + y1 */
+    ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &x0, &v0, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &x1, &v1, NULL), LLM_OK);
+    ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, v0, &y0, NULL), LLM_OK);
+    ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, v1, &y1, NULL), LLM_OK);
+    for (i = 0; i < tape.count; i++)
+        leaves += tape.nodes[i].op == LLM_OP_LEAF;
+    ck_assert_uint_eq(leaves, 3);                     /* gate, up, down, once each */
+    ck_assert_int_eq(llm_tape_add(&tape, y0, y1, &z, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_backward(&tape, z, &seed2, 0, NULL), LLM_OK);
+    for (k = 0; k < 3; k++)
+        for (i = 0; i < 6; i++)
+            ck_assert_double_eq_tol(ps.items[k].grad.data[i], once[k * 6 + i], 1e-15);
+    llm_tape_free(&tape);
+    llm_tensor_free(&x0);
+    llm_tensor_free(&x1);
+    llm_tensor_free(&x);
+    llm_tensor_free(&seed2);
+    llm_tensor_free(&seed4);
+    llm_params_free(&ps);
+}
+END_TEST
+
 START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
 {
     const size_t shape[2] = {2, 2}, wide[2] = {2, 3};
@@ -575,7 +626,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
 
     bad = ffn;
     bad.up = 3;
-    ck_assert_int_eq(llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), LLM_ERR_INDEX);
+    ck_assert_int_eq(llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.stage, "swiglu.forward");
     ck_assert(strstr(err.message, "up") != NULL);
     bad = ffn;
@@ -621,6 +672,7 @@ Suite *ch20_swiglu_feed_forward_suite(void)
     tcase_add_test(tc, huge_gate_pre_activations_stay_finite);
     tcase_add_test(tc, every_weight_and_input_coordinate_passes_the_gradient_check);
     tcase_add_test(tc, gradients_accumulate_into_the_list_and_sum_over_positions);
+    tcase_add_test(tc, two_passes_on_one_tape_share_the_weights_leaves);
     tcase_add_test(tc, forward_refusals_name_their_stage_and_leave_the_output_alone);
     suite_add_tcase(s, tc);
     return s;

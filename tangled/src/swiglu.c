@@ -45,22 +45,20 @@ llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
     *rng = trial;                            /* commit the 3 D F draws */
     return LLM_OK;
 }
-/* The parameter at position index, when it has shape [rows, cols]. */
-static llm_status swiglu_weight(llm_params *ps, size_t index, size_t rows, size_t cols,
-                                const char *what, llm_param **out, llm_error *err)
+/* LLM_OK when the parameter at position index has shape [rows, cols]. */
+static llm_status swiglu_weight(const llm_params *ps, size_t index, size_t rows,
+                                size_t cols, const char *what, llm_error *err)
 {
     const llm_tensor *v;
     char shape[64] = "[";
     size_t k, used;
     if (index >= ps->count)
-        return llm_fail(err, LLM_ERR_INDEX, "swiglu.forward",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.forward",
                         "the %s weight is at position %zu of a list of %zu parameters",
                         what, index, ps->count);
     v = &ps->items[index].value;
-    if (v->rank == 2 && v->shape[0] == rows && v->shape[1] == cols) {
-        *out = &ps->items[index];
+    if (v->rank == 2 && v->shape[0] == rows && v->shape[1] == cols)
         return LLM_OK;
-    }
     for (k = 0; k < v->rank && k < 3; k++) {      /* "[3, 2]", enough for a message */
         used = strlen(shape);
         snprintf(shape + used, sizeof shape - used, "%s%zu", k > 0 ? ", " : "", v->shape[k]);
@@ -75,18 +73,20 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
                               llm_var x, llm_var *y, llm_error *err)
 {
     const llm_tensor *xv;
-    llm_param *w[3];
     llm_var leaf[3], rows, a, u, s, h, down, out;
-    size_t rank, shape[LLM_MAX_RANK], flat[2], k;
+    size_t pos[3], rank, shape[LLM_MAX_RANK], flat[2], k;
     llm_status st;
     if (ffn == NULL || ps == NULL || tape == NULL || y == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.forward",
                         "a layer, a parameter list, a tape and an output are required");
-    st = swiglu_weight(ps, ffn->gate, ffn->d_model, ffn->d_ff, "gate", &w[0], err);
+    pos[0] = ffn->gate;
+    pos[1] = ffn->up;
+    pos[2] = ffn->down;
+    st = swiglu_weight(ps, pos[0], ffn->d_model, ffn->d_ff, "gate", err);
     if (st == LLM_OK)
-        st = swiglu_weight(ps, ffn->up, ffn->d_model, ffn->d_ff, "up", &w[1], err);
+        st = swiglu_weight(ps, pos[1], ffn->d_model, ffn->d_ff, "up", err);
     if (st == LLM_OK)
-        st = swiglu_weight(ps, ffn->down, ffn->d_ff, ffn->d_model, "down", &w[2], err);
+        st = swiglu_weight(ps, pos[2], ffn->d_ff, ffn->d_model, "down", err);
     if (st == LLM_OK)
         st = llm_tape_value(tape, x, &xv, err);
     if (st != LLM_OK)
@@ -105,7 +105,7 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
     flat[0] = xv->size / ffn->d_model;         /* N rows; d_model > 0 by the checks */
     flat[1] = ffn->d_model;
     for (k = 0; k < 3 && st == LLM_OK; k++)
-        st = llm_tape_leaf(tape, &w[k]->value, &w[k]->grad, &leaf[k], err);
+        st = llm_param_leaf(tape, ps, pos[k], &leaf[k], err);         /* gate, up, down */
     if (st == LLM_OK)
         st = llm_tape_reshape(tape, x, 2, flat, &rows, err);           /* [N, D] */
     if (st == LLM_OK)

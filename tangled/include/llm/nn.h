@@ -169,13 +169,11 @@ typedef struct llm_swiglu {
 llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
                            size_t d_model, size_t d_ff, llm_rng *rng,
                            llm_error *err);
-#include "llm/autodiff.h"
-
 /* x [..., D] -> y [..., D]: every row of x (all axes but the last,
    flattened) goes through (SiLU(x W_g) (.) (x W_u)) W_2, recorded on tape;
-   the three weights enter it as leaves whose grads are the list's.
-   Errors: LLM_ERR_ARGUMENT (a null pointer), LLM_ERR_INDEX (a weight
-   position outside the list), LLM_ERR_SHAPE (a weight whose shape is not
+   the three weights enter it through llm_param_leaf, once per recording.
+   Errors: LLM_ERR_ARGUMENT (a null pointer, a weight position outside the
+   list), LLM_ERR_SHAPE (a weight whose shape is not
    [D, F], [D, F], [F, D]; x's last axis is not D), LLM_ERR_RANK (x is a
    scalar), and those of the tape's operations (LLM_ERR_TAPE for a stale x
    or a released tape, LLM_ERR_NONFINITE for a weight that is not finite,
