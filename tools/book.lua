@@ -88,8 +88,11 @@ local RU_WORDS = {
   ['pass'] = 'проходит', ['fail'] = 'не проходит', ['accepted'] = 'принято',
 }
 
+-- A minus sign before a digit is set as U+2212, which neither looks like a
+-- hyphen nor lets a line break between the sign and its number.
 local function localize(text)
   if lang == 'ru' and RU_WORDS[text] then return RU_WORDS[text] end
+  text = text:gsub('^%-(%d)', '\u{2212}%1'):gsub('([%s%[%(,])%-(%d)', '%1\u{2212}%2')
   return text
 end
 

@@ -119,8 +119,6 @@ llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *pr
 llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
                                  llm_tape *tape, const size_t *ids, size_t rank,
                                  const size_t *shape, llm_var *x, llm_error *err);
-#include "llm/autodiff.h"     /* layers record on the tensor tape (chapter 15) */
-
 /* A linear layer y = x W (+ b): its widths and where its parameters sit in
    the list it was built in. W is [d_in, d_out]; b, when has_bias, [d_out]. */
 typedef struct llm_linear {
