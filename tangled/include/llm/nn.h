@@ -179,5 +179,15 @@ llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
    failure stay on the tape until it is reset. */
 llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *tape,
                               llm_var x, llm_var *y, llm_error *err);
+/* y = x + fx on tape, for x and fx of exactly the same shape (any rank,
+   empty axes included); no broadcasting. The gradient of y goes unchanged
+   to both operands.
+   Errors: LLM_ERR_ARGUMENT (null tape or y), LLM_ERR_TAPE (x or fx stale or
+   not on the tape, or the tape released), LLM_ERR_SHAPE (the shapes differ,
+   even when they could be broadcast together), and those of llm_tape_add
+   (LLM_ERR_NONFINITE, LLM_ERR_ALLOC, ...). On failure *y is not touched and
+   the tape records nothing. */
+llm_status llm_residual_add(llm_tape *tape, llm_var x, llm_var fx, llm_var *y,
+                            llm_error *err);
 
 #endif

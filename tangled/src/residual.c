@@ -1,0 +1,41 @@
+/* residual.c -- residual connections y = x + F(x) on the tensor tape. */
+#include <stdio.h>
+#include <string.h>
+
+#include "llm/nn.h"
+
+/* "[2, 3]" for messages; rank is at most LLM_MAX_RANK. */
+static char *residual_shape(char *buf, size_t size, const llm_tensor *t)
+{
+    size_t used = 0, k;
+    used += (size_t)snprintf(buf, size, "[");
+    for (k = 0; k < t->rank && used < size; k++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%zu", k ? ", " : "",
+                                 t->shape[k]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+llm_status llm_residual_add(llm_tape *tape, llm_var x, llm_var fx, llm_var *y,
+                            llm_error *err)
+{
+    const llm_tensor *xv, *fv;
+    char a[96], b[96];
+    llm_status st;
+    if (tape == NULL || y == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "residual.add",
+                        "a tape and an output are required");
+    st = llm_tape_value(tape, x, &xv, err);
+    if (st == LLM_OK)
+        st = llm_tape_value(tape, fx, &fv, err);
+    if (st != LLM_OK)
+        return st;
+    if (xv->rank != fv->rank
+        || memcmp(xv->shape, fv->shape, xv->rank * sizeof *xv->shape) != 0)
+        return llm_fail(err, LLM_ERR_SHAPE, "residual.add",
+                        "x has shape %s and F(x) %s; a residual adds equal shapes "
+                        "only, without broadcasting", residual_shape(a, sizeof a, xv),
+                        residual_shape(b, sizeof b, fv));
+    return llm_tape_add(tape, x, fx, y, err);
+}
