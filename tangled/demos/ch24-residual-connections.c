@@ -87,6 +87,7 @@ static llm_status block(const llm_linear *lin, llm_params *ps, int residual,
     const llm_tensor *t;
     llm_status st;
     memset(&gt, 0, sizeof gt);
+    memset(&fv, 0, sizeof fv);
     zero_grads(ps);
     st = llm_tensor_from(&xt, 1, shape_x, x, 2, err);
     if (st != LLM_OK)
