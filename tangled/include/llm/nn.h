@@ -189,5 +189,35 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
    the tape records nothing. */
 llm_status llm_residual_add(llm_tape *tape, llm_var x, llm_var fx, llm_var *y,
                             llm_error *err);
+/* RMSNorm over the last axis, y = g (.) x / sqrt(mean(x^2) + eps): its
+   width D, its epsilon and where its gain <prefix>.gain [D] sits in the
+   list it was built in. */
+typedef struct llm_rmsnorm {
+    size_t width;   /* D, the extent of the normalised (last) axis */
+    double eps;     /* added to the mean square inside the root; >= 0 */
+    size_t gain;    /* position of <prefix>.gain in the parameter list */
+} llm_rmsnorm;
+
+/* Appends <prefix>.gain, [width], every element 1.0, decay 0 (the
+   no-decay group), through llm_params_add_const: no random draws.
+   Errors: LLM_ERR_ARGUMENT (null norm, ps or prefix; width 0; eps < 0),
+   LLM_ERR_NONFINITE (eps is NaN or infinite), LLM_ERR_NAME (the name is
+   longer than 63 characters, breaks the rules or is taken), LLM_ERR_ALLOC.
+   On failure *norm and *ps are not touched. */
+llm_status llm_rmsnorm_init(llm_rmsnorm *norm, llm_params *ps, const char *prefix,
+                            size_t width, double eps, llm_error *err);
+/* x [..., D] -> y [..., D] on tape: every row (the last axis) becomes
+   g (.) x / sqrt(mean(x^2) + eps), recorded as x*x, mean over the last
+   axis, + eps (a constant), sqrt, reciprocal, * x, * g; the gain enters
+   through llm_param_leaf, once per recording.
+   Errors, in the order checked: LLM_ERR_ARGUMENT (null norm, ps, tape or
+   y; the layer's eps not finite and >= 0; its gain position outside ps),
+   LLM_ERR_SHAPE (the gain is not [D]), LLM_ERR_TAPE (x stale or not on
+   the tape), LLM_ERR_RANK (x is a scalar), LLM_ERR_SHAPE (x's last axis is
+   not D), LLM_ERR_NONFINITE (a row whose mean square overflows, or is 0 while eps
+   is 0), then those of the tape operations (LLM_ERR_ALLOC, ...). The
+   checks record nothing; on failure *y is not touched. */
+llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape *tape,
+                               llm_var x, llm_var *y, llm_error *err);
 
 #endif
