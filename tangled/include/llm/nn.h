@@ -202,8 +202,9 @@ typedef struct llm_rmsnorm {
    no-decay group), through llm_params_add_const: no random draws.
    Errors: LLM_ERR_ARGUMENT (null norm, ps or prefix; width 0; eps < 0),
    LLM_ERR_NONFINITE (eps is NaN or infinite), LLM_ERR_NAME (the name is
-   longer than 63 characters, breaks the rules or is taken), LLM_ERR_ALLOC.
-   On failure *norm and *ps are not touched. */
+   longer than 63 characters, breaks the rules or is taken), LLM_ERR_OVERFLOW
+   (width too large to allocate), LLM_ERR_ALLOC. On failure *norm and *ps
+   are not touched. */
 llm_status llm_rmsnorm_init(llm_rmsnorm *norm, llm_params *ps, const char *prefix,
                             size_t width, double eps, llm_error *err);
 /* x [..., D] -> y [..., D] on tape: every row (the last axis) becomes
