@@ -1,0 +1,117 @@
+/* qkv.c -- the query, key and value projections of one sequence. */
+#include <stdio.h>
+#include <string.h>
+
+#include "llm/attention.h"
+
+/* The longest name the projections make is <prefix>.query.weight (value
+   has as many letters, key fewer); it must fit in a parameter name. */
+static llm_status check_prefix(const char *prefix, llm_error *err)
+{
+    size_t np = strlen(prefix);
+    if (np + sizeof ".query.weight" - 1 >= LLM_PARAM_NAME_MAX)
+        return llm_fail(err, LLM_ERR_NAME, "qkv.init",
+                        "'%.24s...' + '.query.weight' would have %zu characters; a "
+                        "name has at most %d", prefix, np + sizeof ".query.weight" - 1,
+                        LLM_PARAM_NAME_MAX - 1);
+    return LLM_OK;
+}
+llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
+                        size_t d_model, size_t d_k, llm_rng *rng, llm_error *err)
+{
+    static const char *const part[3] = {"query", "key", "value"};
+    char name[LLM_PARAM_NAME_MAX];
+    llm_qkv made;
+    llm_linear *lin[3];
+    llm_rng trial;
+    size_t start, k;
+    llm_status st;
+    if (qkv == NULL || ps == NULL || prefix == NULL || rng == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.init",
+                        "projections, a parameter list, a prefix and a generator are "
+                        "required");
+    if (d_model == 0 || d_k == 0)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.init",
+                        "'%.40s' projects width %zu to width %zu; both must be positive",
+                        prefix, d_model, d_k);
+    st = check_prefix(prefix, err);
+    if (st != LLM_OK)
+        return st;
+    lin[0] = &made.query;
+    lin[1] = &made.key;
+    lin[2] = &made.value;
+    start = ps->count;
+    trial = *rng;
+    for (k = 0; k < 3 && st == LLM_OK; k++) {
+        snprintf(name, sizeof name, "%s.%s", prefix, part[k]);     /* fits: checked */
+        st = llm_linear_init(lin[k], ps, name, d_model, d_k, 0, &trial, err);
+    }
+    if (st != LLM_OK) {
+        llm_params_truncate(ps, start);
+        return st;
+    }
+    made.d_model = d_model;
+    made.d_k = d_k;
+    *rng = trial;
+    *qkv = made;
+    return LLM_OK;
+}
+/* The weight of projection what sits in ps and is [d_model, d_k]. */
+static llm_status check_weight(const llm_qkv *qkv, const llm_params *ps,
+                               const llm_linear *lin, const char *what, llm_error *err)
+{
+    const llm_tensor *w;
+    if (lin->weight >= ps->count)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.forward",
+                        "the %s weight is parameter %zu, but the list has %zu", what,
+                        lin->weight, ps->count);
+    w = &ps->items[lin->weight].value;
+    if (lin->has_bias || lin->d_in != qkv->d_model || lin->d_out != qkv->d_k
+        || w->rank != 2 || w->shape[0] != qkv->d_model || w->shape[1] != qkv->d_k)
+        return llm_fail(err, LLM_ERR_SHAPE, "qkv.forward",
+                        "the %s weight '%s' is not a bias-free [%zu, %zu] projection",
+                        what, ps->items[lin->weight].name, qkv->d_model, qkv->d_k);
+    return LLM_OK;
+}
+llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
+                           llm_var x, llm_var *q, llm_var *k, llm_var *v,
+                           llm_error *err)
+{
+    const llm_tensor *xv;
+    llm_var out[3];
+    llm_status st;
+    if (qkv == NULL || ps == NULL || tape == NULL || q == NULL || k == NULL || v == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.forward",
+                        "projections, a parameter list, a tape and three outputs are "
+                        "required");
+    if (q == k || k == v || q == v)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.forward",
+                        "q, k and v must be three different variables");
+    st = check_weight(qkv, ps, &qkv->query, "query", err);
+    if (st == LLM_OK)
+        st = check_weight(qkv, ps, &qkv->key, "key", err);
+    if (st == LLM_OK)
+        st = check_weight(qkv, ps, &qkv->value, "value", err);
+    if (st == LLM_OK)
+        st = llm_tape_value(tape, x, &xv, err);
+    if (st != LLM_OK)
+        return st;
+    if (xv->rank == 0)
+        return llm_fail(err, LLM_ERR_RANK, "qkv.forward",
+                        "x is a scalar; the projections need x [..., %zu]", qkv->d_model);
+    if (xv->shape[xv->rank - 1] != qkv->d_model)
+        return llm_fail(err, LLM_ERR_SHAPE, "qkv.forward",
+                        "x has last axis %zu (rank %zu); the projections need %zu",
+                        xv->shape[xv->rank - 1], xv->rank, qkv->d_model);
+    st = llm_linear_forward(&qkv->query, ps, tape, x, &out[0], err);
+    if (st == LLM_OK)
+        st = llm_linear_forward(&qkv->key, ps, tape, x, &out[1], err);
+    if (st == LLM_OK)
+        st = llm_linear_forward(&qkv->value, ps, tape, x, &out[2], err);
+    if (st != LLM_OK)
+        return st;
+    *q = out[0];
+    *k = out[1];
+    *v = out[2];
+    return LLM_OK;
+}
