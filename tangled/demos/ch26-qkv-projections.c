@@ -333,6 +333,24 @@ int main(int argc, char **argv)
                 matrix(c[2 + j], sizeof c[2 + j], out + 4 * j + 2 * n, 0, 2);
             fill_row(&tr, "rows", 5, c);
         }
+        {                                  /* scores q_n . k_m, and with K = Q */
+            double sc[4], sh[4];
+            size_t m, d;
+            for (n = 0; n < 2; n++)
+                for (m = 0; m < 2; m++) {
+                    sc[n * 2 + m] = 0.0;
+                    sh[n * 2 + m] = 0.0;
+                    for (d = 0; d < 2; d++) {
+                        sc[n * 2 + m] += out[n * 2 + d] * out[4 + m * 2 + d];
+                        sh[n * 2 + m] += out[n * 2 + d] * out[m * 2 + d];
+                    }
+                }
+            printf("scores q.k=%s", matrix(buf, sizeof buf, sc, 2, 2));
+            llm_trace_value(&tr, "scores", buf);
+            printf(" with W_k = W_q: %s\n", matrix(buf, sizeof buf, sh, 2, 2));
+            llm_trace_value(&tr, "scores_shared", buf);
+            llm_trace_value(&tr, "score_11", num(buf, sizeof buf, sc[3]));
+        }
         match = memcmp(out, want, sizeof want) == 0;
         printf("matches the digest: %s\n", match ? "yes" : "no");
         llm_trace_value(&tr, "digest_match", match ? "yes" : "no");
