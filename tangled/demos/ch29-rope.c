@@ -166,8 +166,8 @@ int main(int argc, char **argv)
         size_t i, k, used = 0;
         char c[6][48], buf[256], one[128], norms[64] = "";
         const char *cells[6] = {c[0], c[1], c[2], c[3], c[4], c[5]};
-        char g[3][48];
-        const char *gcells[3] = {g[0], g[1], g[2]};
+        char g[4][48];
+        const char *gcells[4] = {g[0], g[1], g[2], g[3]};
         int norms_same = 1;
 
         ok = ok && check(dot_grid(&rope, 0, rows, grid, &err), &err)
@@ -187,9 +187,10 @@ int main(int argc, char **argv)
             if (i == 0)
                 snprintf(norms, sizeof norms, "%s", c[5]);
             norms_same = norms_same && strcmp(norms, c[5]) == 0;
+            snprintf(g[0], sizeof g[0], "$m = %zu$", i);
             for (k = 0; k < 3; k++)
-                llm_fmt(g[k], sizeof g[k], grid[3 * i + k], 6);
-            llm_trace_row(&tr, "grid", 3, gcells);
+                llm_fmt(g[1 + k], sizeof g[1 + k], grid[3 * i + k], 6);
+            llm_trace_row(&tr, "grid", 4, gcells);
         }
         used += (size_t)snprintf(buf, sizeof buf, "[");
         for (i = 0; i < 3; i++)
