@@ -159,11 +159,12 @@ void llm_rope_free(llm_rope *rope);
 
 /* x [..., T, d] -> out [..., T, d] (new, contiguous): row t of every
    leading slice rotated for position positions[t]; x may be a view.
-   Errors: LLM_ERR_ARGUMENT (a null rope, x or out; x without a buffer;
-   positions NULL with T > 0), LLM_ERR_RANK (x of rank below 2),
-   LLM_ERR_SHAPE (the last axis of x is not head_dim, npos is not T),
-   LLM_ERR_INDEX (a position >= capacity, named with it, before any work),
-   LLM_ERR_ALLOC. Stage "rope.apply". On failure *out is not touched. */
+   Errors: LLM_ERR_ARGUMENT (a null rope, x or out; positions NULL with
+   T > 0), LLM_ERR_RANK (x of rank below 2), LLM_ERR_SHAPE (the last axis
+   of x is not head_dim, npos is not T), LLM_ERR_INDEX (a position >=
+   capacity, named with the capacity, before any work), and those of
+   llm_tensor_copy (LLM_ERR_ALLOC). Stage "rope.apply". On failure *out is
+   not touched. */
 llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x, const size_t *positions,
                           size_t npos, llm_tensor *out, llm_error *err);
 /* Records x [..., T, d] rotated at positions offset .. offset+T-1.
