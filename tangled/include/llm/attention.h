@@ -128,7 +128,8 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
                            llm_error *err);
 /* Which coordinates of a head of width d form rotated pair k: adjacent
    (2k, 2k+1), this book's convention in chapters 29-39, or rotate-half
-   (k, k + d/2), the layout of GPT-NeoX and LLaMA (chapter 40). */
+   (k, k + d/2), the layout of GPT-NeoX and of Hugging Face's LLaMA
+   (chapter 40). */
 typedef enum llm_rope_pairing {
     LLM_ROPE_ADJACENT,
     LLM_ROPE_HALF
