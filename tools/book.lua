@@ -258,10 +258,63 @@ function Pandoc(doc)
     })
   end
 
+  -- the book's parts (metadata "parts": first chapter and title per edition)
+  local parts = {}
+  for _, p in ipairs(meta['parts'] or {}) do
+    parts[#parts + 1] = { first = tonumber(pandoc.utils.stringify(p.first)),
+                          title = pandoc.utils.stringify(p[lang]) }
+  end
+  local function part_of(n)
+    local found = nil
+    for i, p in ipairs(parts) do
+      if p.first <= n then found = i end
+    end
+    return found
+  end
+
+  -- the contents page: the flat list of chapters, grouped under part titles
+  if pandoc.utils.stringify(meta['slug'] or '') == 'index' then
+    local out = {}
+    for _, b in ipairs(body.content) do
+      if b.t == 'BulletList' then
+        local current, items = nil, {}
+        local function flush()
+          if #items > 0 then out[#out + 1] = pandoc.BulletList(items) end
+          items = {}
+        end
+        for _, item in ipairs(b.content) do
+          local n = tonumber(pandoc.utils.stringify(item):match('^(%d+) ·'))
+          local p = n and part_of(n)
+          if p and p ~= current then
+            flush()
+            current = p
+            out[#out + 1] = pandoc.Header(2, { pandoc.Str(parts[p].title) },
+                                          pandoc.Attr('part-' .. parts[p].first, { 'unnumbered' }))
+          elseif not p and current then
+            flush()
+            current = nil
+          end
+          items[#items + 1] = item
+        end
+        flush()
+      else
+        out[#out + 1] = b
+      end
+    end
+    body = pandoc.Div(out)
+  end
+
   -- 2. trace values, tables and figures, chapter by chapter
   local blocks = {}
+  local printed_part = nil
   for _, b in ipairs(body.content) do
     if b.t == 'Div' and has_class(b, 'chapter') then
+      local p = part_of(tonumber(b.attributes['chapter']) or 0)
+      if FORMAT == 'latex' and p and p ~= printed_part then
+        blocks[#blocks + 1] = pandoc.RawBlock('latex', '\\setcounter{part}{' .. (p - 1) ..
+                                              '}\\part{' .. parts[p].title .. '}')
+        printed_part = p
+      end
       b = pandoc.walk_block(b, chapter_filter(b.attributes['trace']))
       if FORMAT == 'latex' then b = pandoc.walk_block(b, one_document(b.identifier)) end
     end
