@@ -21,6 +21,7 @@ static const char *const status_names[LLM_STATUS_COUNT] = {
     [LLM_ERR_NONFINITE] = "nonfinite",
     [LLM_ERR_TAPE] = "tape",
     [LLM_ERR_NAME] = "name",
+    [LLM_ERR_CONFIG] = "config",
 };
 
 llm_status llm_fail(llm_error *err, llm_status code, const char *stage,

@@ -98,3 +98,25 @@ void llm_trace_row(llm_trace *trace, const char *table, size_t ncells,
     if (fputc('\n', trace->fp) == EOF)
         trace->failed = 1;
 }
+int llm_demo_ok(const char *demo, llm_status st, const llm_error *err)
+{
+    if (st == LLM_OK)
+        return 1;
+    fprintf(stderr, "%s: unexpected %s error in %s: %s\n", demo,
+            llm_status_name(st), err != NULL ? err->stage : "?",
+            err != NULL ? err->message : "");
+    return 0;
+}
+
+void llm_demo_refusal(llm_trace *trace, const char *what, llm_status st,
+                      const llm_error *err)
+{
+    const char *cells[3];
+    const int ok = st == LLM_OK || err == NULL;
+    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
+           ok ? "accepted" : err->stage);
+    cells[0] = what;
+    cells[1] = llm_status_name(st);
+    cells[2] = ok ? "accepted" : err->message;
+    llm_trace_row(trace, "refusals", 3, cells);
+}

@@ -21,6 +21,8 @@ const char *llm_op_name(llm_op op)
         [LLM_OP_SQRT] = "sqrt",       [LLM_OP_RECIPROCAL] = "reciprocal",
         [LLM_OP_SIGMOID] = "sigmoid", [LLM_OP_SILU] = "silu",
         [LLM_OP_LOG_SOFTMAX] = "log_softmax", [LLM_OP_NLL_MEAN] = "nll_mean",
+        [LLM_OP_SOFTMAX] = "softmax",
+        [LLM_OP_CAUSAL_SOFTMAX] = "causal_softmax",
         [LLM_OP_ROPE] = "rope",
     };
     if ((int)op < 0 || op >= LLM_OP_COUNT || names[op] == NULL)
@@ -656,6 +658,8 @@ static llm_status edge_vjp(const llm_tape *tape, const llm_node *c, size_t k,
     case LLM_OP_SILU:
     case LLM_OP_LOG_SOFTMAX:
     case LLM_OP_NLL_MEAN:  return llm_tape_model_vjp(tape, c, k, cbar, pbar, err);
+    case LLM_OP_SOFTMAX:   return llm_tape_softmax_vjp(tape, c, k, cbar, pbar, err);
+    case LLM_OP_CAUSAL_SOFTMAX: return llm_tape_softmax_vjp(tape, c, k, cbar, pbar, err);
     case LLM_OP_ROPE:      return llm_tape_rope_vjp(tape, c, k, cbar, pbar, err);
     default:
         return llm_fail(err, LLM_ERR_TAPE, "tape.backward",

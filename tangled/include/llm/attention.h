@@ -37,6 +37,44 @@ llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
 llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
                            llm_var x, llm_var *q, llm_var *k, llm_var *v,
                            llm_error *err);
+/* Records softmax(a) along a's last axis, chapter 12's llm_softmax.
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (as
+   llm_tape_matmul), LLM_ERR_AXIS (a scalar), LLM_ERR_EMPTY (the last axis
+   has extent 0), LLM_ERR_NONFINITE (a value that is not finite),
+   LLM_ERR_OVERFLOW and LLM_ERR_ALLOC. Stage "tape.softmax". On failure
+   nothing changes. */
+llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *err);
+
+/* Scaled dot-product attention of one head, no mask:
+   weights = softmax(q k^T / sqrt(d)), out = weights v, for q [..., Tq, d],
+   k [..., Tk, d] and v [..., Tk, dv] with the same leading axes. weights
+   may be NULL; otherwise it receives the [..., Tq, Tk] probabilities.
+   Every check is made before the first node is recorded.
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (an operand
+   stale or not on the tape), LLM_ERR_RANK (an operand of rank below 2, or
+   ranks that differ), LLM_ERR_SHAPE (leading axes that differ; q and k of
+   different widths; k and v of different lengths; d = 0), LLM_ERR_EMPTY
+   (Tk = 0), and those of the tape operations. Stage "attention".
+   On failure *weights and *out are not touched. */
+llm_status llm_tape_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
+                              llm_var *weights, llm_var *out, llm_error *err);
+/* Records the causal softmax of scores [..., Tq, Tk], Tk >= Tq: row i is
+   normalised over its first i + Tk - Tq + 1 entries, the rest are exactly
+   0; the masked scores are never read.
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (as
+   llm_tape_matmul), LLM_ERR_RANK (rank below 2), LLM_ERR_SHAPE (Tk < Tq),
+   LLM_ERR_NONFINITE (a visible score that is not finite),
+   LLM_ERR_OVERFLOW and LLM_ERR_ALLOC. Stage "tape.causal_softmax". On
+   failure nothing changes. */
+llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
+                                   llm_error *err);
+
+/* llm_tape_attention with the causal softmax: the Tq queries are the last
+   Tq of the Tk positions, and query i sees keys j <= i + Tk - Tq.
+   Errors: those of llm_tape_attention, and LLM_ERR_SHAPE (Tk < Tq).
+   Stage "causal_attention". */
+llm_status llm_tape_causal_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
+                                     llm_var *weights, llm_var *out, llm_error *err);
 /* Which coordinates of a head of width d form rotated pair k: adjacent
    (2k, 2k+1), this book's convention in chapters 29-39, or rotate-half
    (k, k + d/2), the layout of GPT-NeoX and of Hugging Face's LLaMA
@@ -87,5 +125,48 @@ llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x, const size_
    LLM_ERR_ALLOC. Stage "tape.rope". On failure nothing changes. */
 llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t offset,
                          llm_var *out, llm_error *err);
+/* Multi-head causal attention with rotary positions: full-width Q, K, V
+   (chapter 26's projections with d_k = d_model), split into n_heads heads
+   of width head_dim, RoPE on each head's queries and keys, causal attention
+   per head, heads concatenated in order, then the output projection. */
+typedef struct llm_mha {
+    size_t d_model;     /* D */
+    size_t n_heads;     /* H, dividing D */
+    size_t head_dim;    /* D / H, even */
+    llm_qkv qkv;        /* <prefix>.query/.key/.value.weight [D, D] */
+    llm_linear output;  /* <prefix>.output.weight [D, D], no bias */
+} llm_mha;
+
+/* The intermediate handles of one forward pass, for inspection: q, k, v
+   split into heads [B, H, T, dh]; q and k after RoPE; the causal weights
+   [B, H, T, T]; the head outputs [B, H, T, dh]; the concatenated rows
+   [B, T, D] before the output projection. */
+typedef struct llm_mha_trace {
+    llm_var q, k, v, q_rot, k_rot, weights, heads, concat;
+} llm_mha_trace;
+
+/* Appends <prefix>.query.weight, .key.weight, .value.weight and
+   .output.weight, each [D, D], Xavier-uniform, drawn from rng in that
+   order, no biases.
+   Errors: LLM_ERR_ARGUMENT (a null pointer), LLM_ERR_CONFIG (d_model 0,
+   n_heads 0, n_heads not dividing d_model, an odd head width), and those
+   of llm_qkv_init and llm_linear_init. Stage "mha.init". On failure *mha,
+   *ps and *rng are not touched. */
+llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t d_model,
+                        size_t n_heads, llm_rng *rng, llm_error *err);
+
+/* x [B, T, D] at positions offset .. offset+T-1 -> *y [B, T, D]. trace
+   may be NULL. rope must be built for head width head_dim; the positions
+   are checked against its capacity before anything is recorded.
+   Errors: LLM_ERR_ARGUMENT (a null mha, ps, tape, rope or y),
+   LLM_ERR_CONFIG (the rope's head width is not head_dim), LLM_ERR_TAPE (x
+   stale or not on the tape), LLM_ERR_RANK (x is not of rank 3),
+   LLM_ERR_SHAPE (x's last axis is not D), LLM_ERR_INDEX (offset + T
+   beyond the rope's capacity), and those of the layers and tape
+   operations. Stage "mha.forward". On failure *y and *trace are not
+   touched. */
+llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
+                           const llm_rope *rope, llm_var x, size_t offset,
+                           llm_mha_trace *trace, llm_var *y, llm_error *err);
 
 #endif

@@ -125,6 +125,8 @@ typedef enum llm_op {
     LLM_OP_SILU,         /* a * sigmoid(a) */
     LLM_OP_LOG_SOFTMAX,  /* log softmax(a) along axis */
     LLM_OP_NLL_MEAN,     /* the mean NLL of a's rows; index: the targets, copied */
+    LLM_OP_SOFTMAX,      /* softmax(a) along the last axis */
+    LLM_OP_CAUSAL_SOFTMAX, /* softmax of a's last axis over keys j <= i + Tk - Tq */
     LLM_OP_ROPE,         /* rotary positions; scalar: base, axis: the first position,
                             flag[0]: the pairing */
     LLM_OP_COUNT
@@ -324,6 +326,12 @@ llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var 
    LLM_ERR_SHAPE, LLM_ERR_TARGET). Stage "tape.nll_mean". */
 llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targets,
                              size_t ntargets, llm_var *out, llm_error *err);
+/* pbar += J^T cbar along the edge of a softmax node (chapters 27 and 28):
+   row by row, pbar_j += y_j (cbar_j - sum_i cbar_i y_i); entries with
+   y_j = 0 (masked ones) receive nothing. Called by the backward pass;
+   never fails. */
+llm_status llm_tape_softmax_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                                const double *cbar, double *pbar, llm_error *err);
 /* pbar += R^T cbar along the edge of a rotary node (chapter 29): the
    rotation backwards; called by the backward pass, never fails. */
 llm_status llm_tape_rope_vjp(const llm_tape *tape, const llm_node *c, size_t k,

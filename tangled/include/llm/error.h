@@ -21,6 +21,9 @@ typedef enum llm_status {
                            an operand edge that a node does not have */
     LLM_ERR_NAME,       /* a parameter name that breaks the rules or is already
                            taken (or, in a lookup, is not in the list) */
+    LLM_ERR_CONFIG,     /* a configuration that cannot build the layer or model:
+                           a head count of 0 or one that does not divide the
+                           width, an odd head width, parts that do not fit */
     LLM_STATUS_COUNT
 } llm_status;
 

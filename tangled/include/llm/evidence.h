@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "llm/error.h"
+
 typedef struct llm_trace {
     FILE *fp;     /* NULL when no trace was asked for */
     int failed;   /* a write failed */
@@ -28,5 +30,15 @@ void llm_trace_row(llm_trace *trace, const char *table, size_t ncells,
 char *llm_fmt(char *buf, size_t size, double x, int decimals);
 char *llm_fmt_list(char *buf, size_t size, const double *x, size_t n, int decimals);
 char *llm_fmt_sizes(char *buf, size_t size, const size_t *x, size_t n);
+
+/* 1 when st is LLM_OK; else prints "<demo>: unexpected <code> error in
+   <stage>: <message>" on stderr and returns 0. */
+int llm_demo_ok(const char *demo, llm_status st, const llm_error *err);
+
+/* A refusal the demo provoked on purpose: prints "reject <what>: <code>
+   (<stage>)", or "(accepted)" when st is LLM_OK, and adds the row what,
+   code, message (or "accepted") to the trace table "refusals". */
+void llm_demo_refusal(llm_trace *trace, const char *what, llm_status st,
+                      const llm_error *err);
 
 #endif

@@ -1,0 +1,106 @@
+/* llm/model.h -- the decoder block and the decoder model */
+#ifndef LLM_MODEL_H
+#define LLM_MODEL_H
+
+#include "llm/attention.h"
+
+/* One pre-norm decoder block:
+   x' = x + MHA(RMSNorm_attn(x)),  y = x' + SwiGLU(RMSNorm_ffn(x')). */
+typedef struct llm_block {
+    llm_rmsnorm attention_norm;  /* <prefix>.attention_norm.gain [D] */
+    llm_mha attention;           /* <prefix>.attention.{query,key,value,output}.weight */
+    llm_rmsnorm ffn_norm;        /* <prefix>.ffn_norm.gain [D] */
+    llm_swiglu ffn;              /* <prefix>.ffn.{gate,up,down}.weight */
+} llm_block;
+
+/* The intermediate handles of one block's forward pass, for inspection. */
+typedef struct llm_block_trace {
+    llm_var attention_in;   /* RMSNorm_attn(x) */
+    llm_var attention_out;  /* MHA(...) */
+    llm_var mid;            /* x' = x + MHA(...) */
+    llm_var ffn_in;         /* RMSNorm_ffn(x') */
+    llm_var ffn_out;        /* SwiGLU(...) */
+} llm_block_trace;
+
+/* Appends, in this order, <prefix>.attention_norm.gain, the four attention
+   weights, <prefix>.ffn_norm.gain and the three SwiGLU weights: 9 tensors,
+   2 D + 4 D^2 + 3 D F numbers; the norms draw nothing, the seven matrices
+   draw in list order.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; d_ff 0; eps negative),
+   LLM_ERR_NONFINITE (eps not finite), and those of llm_mha_init
+   (LLM_ERR_CONFIG), llm_rmsnorm_init and llm_swiglu_init. Stage
+   "block.init". On failure *blk, *ps and *rng are not touched. */
+llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, size_t d_model,
+                          size_t n_heads, size_t d_ff, double eps, llm_rng *rng,
+                          llm_error *err);
+
+/* x [B, T, D] at positions offset .. offset+T-1 -> *y [B, T, D]; trace
+   may be NULL. Errors: LLM_ERR_ARGUMENT (a null blk, ps, tape, rope or y),
+   and those of llm_mha_forward (checked before the first node), the norms,
+   the feed-forward and llm_residual_add. Stage "block.forward". On failure
+   *y and *trace are not touched. */
+llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tape,
+                             const llm_rope *rope, llm_var x, size_t offset,
+                             llm_block_trace *trace, llm_var *y, llm_error *err);
+/* The shape of a decoder: what llm_decoder_init checks and builds. */
+typedef struct llm_decoder_config {
+    size_t vocab;       /* V: token IDs 0 .. V-1 */
+    size_t d_model;     /* D */
+    size_t n_heads;     /* H, dividing D, with D / H even */
+    size_t d_ff;        /* F, the SwiGLU hidden width */
+    size_t n_layers;    /* L, 0 allowed: embedding, final norm, tied head */
+    size_t context;     /* P: positions 0 .. P-1 */
+    double rope_base;   /* finite, > 0 */
+    double eps;         /* the RMSNorm epsilon, finite, >= 0 */
+} llm_decoder_config;
+
+/* Embedding, n_layers pre-norm blocks, a final RMSNorm and the tied head:
+   logits = RMSNorm(blocks(E[z])) E^T. There is no separate head matrix. */
+typedef struct llm_decoder {
+    llm_decoder_config config;
+    llm_embedding embedding;   /* token_embedding.weight [V, D] */
+    llm_block *blocks;         /* blocks.<l>.*, l = 0 .. L-1 */
+    llm_rmsnorm final_norm;    /* final_norm.gain [D] */
+    llm_rope rope;             /* head width D / H, capacity P, adjacent pairs */
+} llm_decoder;
+
+/* Checks cfg and appends token_embedding.weight, each block's nine
+   tensors and final_norm.gain to ps (2 + 9 L tensors,
+   V D + L (2 D + 4 D^2 + 3 D F) + D numbers), drawing from rng in that
+   order. ps must be empty.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; ps not empty), LLM_ERR_CONFIG
+   (a zero size, heads that do not divide D, an odd head width, a base
+   that is not finite and positive, an eps that is negative or not finite),
+   and those of the layers. Stage "decoder.init". On failure *dec, *ps and
+   *rng are not touched. */
+llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_config *cfg,
+                            llm_rng *rng, llm_error *err);
+
+/* Frees the decoder's blocks and rope tables; safe on a freed decoder. */
+void llm_decoder_free(llm_decoder *dec);
+
+/* ids [batch, T] (row-major) at positions offset .. offset+T-1 -> *logits
+   [batch, T, V]. hidden may be NULL; otherwise it receives L + 2 handles:
+   the embedded rows, the output of each block, the normalised rows.
+   Every input is checked before the first node is recorded.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; ids NULL with tokens; batch
+   or T zero), LLM_ERR_INDEX (offset + T beyond the context; a token ID
+   >= V, named by its position), LLM_ERR_NAME and LLM_ERR_SHAPE (ps does
+   not hold the configuration's parameters, by name, order and shape), and
+   those of the layers. Stage "decoder.forward". On failure *logits and
+   hidden are not touched. */
+llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
+                               const size_t *ids, size_t batch, size_t T, size_t offset,
+                               llm_var *hidden, llm_var *logits, llm_error *err);
+
+/* llm_decoder_forward, then the mean over all batch * T positions of
+   -log softmax(logits)[target]: *loss, a scalar on the tape. logits may
+   be NULL.
+   Errors: those of llm_decoder_forward, LLM_ERR_ARGUMENT (targets NULL),
+   LLM_ERR_TARGET (a target >= V, named by its position, found before any
+   work). Stage "decoder.loss". */
+llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
+                            const size_t *ids, const size_t *targets, size_t batch,
+                            size_t T, llm_var *logits, llm_var *loss, llm_error *err);
+
+#endif

@@ -1,0 +1,227 @@
+/* attention.c -- softmax on the tape and scaled dot-product attention. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "llm/attention.h"
+
+llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.softmax";
+    const llm_tensor *x;
+    llm_node node;
+    llm_error why;
+    llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    x = &tape->nodes[a.id].value;
+    if (x->rank == 0)
+        return llm_fail(err, LLM_ERR_AXIS, stage, "a scalar has no axis to normalise");
+    memset(&node, 0, sizeof node);
+    node.op = LLM_OP_SOFTMAX;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    node.axis = x->rank - 1;
+    st = llm_softmax(&node.value, x, x->rank - 1, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
+    return llm_tape_append(tape, node, out, stage, err);
+}
+
+llm_status llm_tape_softmax_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                                const double *cbar, double *pbar, llm_error *err)
+{
+    const llm_tensor *y = &c->value;   /* contiguous, row-major */
+    size_t n, rows, r, j;
+    (void)tape;
+    (void)k;
+    (void)err;
+    if (y->size == 0)
+        return LLM_OK;
+    n = y->shape[y->rank - 1];
+    rows = y->size / n;
+    for (r = 0; r < rows; r++) {
+        const double *yr = y->data + y->offset + r * n, *g = cbar + r * n;
+        double s = 0.0;
+        for (j = 0; j < n; j++)
+            s += g[j] * yr[j];
+        for (j = 0; j < n; j++)
+            if (yr[j] != 0.0)
+                pbar[r * n + j] += yr[j] * (g[j] - s);
+    }
+    return LLM_OK;
+}
+/* The checks attention makes before it records anything; *d: the width of
+   q and k. */
+static llm_status attention_check(const llm_tape *tape, llm_var q, llm_var k, llm_var v,
+                                  const llm_var *out, const char *stage, size_t *d,
+                                  llm_error *err)
+{
+    const llm_var args[3] = {q, k, v};
+    const llm_tensor *tq, *tk, *tv;
+    size_t r, a;
+    llm_status st = llm_tape_check(tape, 3, args, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    tq = &tape->nodes[q.id].value;
+    tk = &tape->nodes[k.id].value;
+    tv = &tape->nodes[v.id].value;
+    r = tq->rank;
+    if (r < 2 || tk->rank < 2 || tv->rank < 2)
+        return llm_fail(err, LLM_ERR_RANK, stage,
+                        "q, k and v need rank 2 or more ([..., T, d]); they have "
+                        "ranks %zu, %zu and %zu", tq->rank, tk->rank, tv->rank);
+    if (tk->rank != r || tv->rank != r)
+        return llm_fail(err, LLM_ERR_RANK, stage,
+                        "q, k and v must have one rank; they have %zu, %zu and %zu",
+                        tq->rank, tk->rank, tv->rank);
+    for (a = 0; a + 2 < r; a++)
+        if (tk->shape[a] != tq->shape[a] || tv->shape[a] != tq->shape[a])
+            return llm_fail(err, LLM_ERR_SHAPE, stage,
+                            "leading axis %zu differs: q %zu, k %zu, v %zu", a,
+                            tq->shape[a], tk->shape[a], tv->shape[a]);
+    if (tq->shape[r - 1] != tk->shape[r - 1])
+        return llm_fail(err, LLM_ERR_SHAPE, stage,
+                        "queries of width %zu cannot meet keys of width %zu",
+                        tq->shape[r - 1], tk->shape[r - 1]);
+    if (tq->shape[r - 1] == 0)
+        return llm_fail(err, LLM_ERR_SHAPE, stage,
+                        "queries and keys of width 0 have no scale 1/sqrt(d)");
+    if (tk->shape[r - 2] != tv->shape[r - 2])
+        return llm_fail(err, LLM_ERR_SHAPE, stage,
+                        "%zu keys but %zu values", tk->shape[r - 2], tv->shape[r - 2]);
+    if (tk->shape[r - 2] == 0)
+        return llm_fail(err, LLM_ERR_EMPTY, stage,
+                        "no keys: a distribution over no positions is undefined");
+    *d = tq->shape[r - 1];
+    return LLM_OK;
+}
+/* The function that turns scaled scores into weights: softmax here,
+   the causal softmax of chapter 28. */
+typedef llm_status (*normaliser)(llm_tape *, llm_var, llm_var *, llm_error *);
+
+/* scores = q k^T, scaled = scores * (1/sqrt(d)), weights = norm(scaled),
+   out = weights v; the checks are the caller's. */
+static llm_status attend(llm_tape *tape, llm_var q, llm_var k, llm_var v, size_t d,
+                         normaliser norm, llm_var *weights, llm_var *out,
+                         llm_error *err)
+{
+    llm_tensor c;
+    llm_var scores, scale, scaled, w, o;
+    double inv = 1.0 / sqrt((double)d);
+    llm_status st = llm_tensor_from(&c, 0, NULL, &inv, 1, err);
+    if (st != LLM_OK)
+        return st;
+    st = llm_tape_constant(tape, &c, &scale, err);
+    llm_tensor_free(&c);
+    if (st == LLM_OK)
+        st = llm_tape_matmul(tape, q, k, 0, 1, &scores, err);
+    if (st == LLM_OK)
+        st = llm_tape_mul(tape, scores, scale, &scaled, err);
+    if (st == LLM_OK)
+        st = norm(tape, scaled, &w, err);
+    if (st == LLM_OK)
+        st = llm_tape_matmul(tape, w, v, 0, 0, &o, err);
+    if (st != LLM_OK)
+        return st;
+    if (weights != NULL)
+        *weights = w;
+    *out = o;
+    return LLM_OK;
+}
+
+llm_status llm_tape_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
+                              llm_var *weights, llm_var *out, llm_error *err)
+{
+    const char *stage = "attention";
+    size_t d = 0;
+    llm_status st = attention_check(tape, q, k, v, out, stage, &d, err);
+    if (st != LLM_OK)
+        return st;
+    return attend(tape, q, k, v, d, llm_tape_softmax, weights, out, err);
+}
+/* y = the causal softmax of x ([..., Tq, Tk], any layout) into a new
+   contiguous tensor; *bad: the flat index of a visible non-finite score. */
+static llm_status causal_normalise(const llm_tensor *x, llm_tensor *y, size_t *bad,
+                                   llm_error *err)
+{
+    size_t idx[LLM_MAX_RANK] = {0}, outer[LLM_MAX_RANK];
+    size_t r = x->rank, tq = x->shape[r - 2], tk = x->shape[r - 1], row = 0, j;
+    llm_status st = llm_tensor_zeros(y, r, x->shape, err);
+    if (st != LLM_OK || x->size == 0)
+        return st;
+    memcpy(outer, x->shape, r * sizeof outer[0]);
+    outer[r - 1] = 1;
+    do {
+        const double *xs = x->data + x->offset;
+        double *ys = y->data + row * tk;
+        size_t step = x->stride[r - 1], a, n = idx[r - 2] + (tk - tq) + 1;
+        double m, s = 0.0;
+        for (a = 0; a < r; a++)
+            xs += idx[a] * x->stride[a];
+        for (j = 0; j < n; j++)
+            if (!isfinite(xs[j * step])) {
+                *bad = row * tk + j;
+                llm_tensor_free(y);
+                return LLM_ERR_NONFINITE;
+            }
+        m = xs[0];
+        for (j = 1; j < n; j++)
+            if (xs[j * step] > m)
+                m = xs[j * step];
+        for (j = 0; j < n; j++)
+            s += exp(xs[j * step] - m);
+        for (j = 0; j < n; j++)
+            ys[j] = exp(xs[j * step] - m) / s;
+        row++;
+    } while (llm_index_next(r, outer, idx));
+    return LLM_OK;
+}
+
+llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
+                                   llm_error *err)
+{
+    const char *stage = "tape.causal_softmax";
+    const llm_tensor *x;
+    llm_node node;
+    size_t bad = 0;
+    llm_status st = llm_tape_check(tape, 1, &scores, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    x = &tape->nodes[scores.id].value;
+    if (x->rank < 2)
+        return llm_fail(err, LLM_ERR_RANK, stage,
+                        "scores need rank 2 or more ([..., Tq, Tk]), not %zu", x->rank);
+    if (x->shape[x->rank - 1] < x->shape[x->rank - 2])
+        return llm_fail(err, LLM_ERR_SHAPE, stage,
+                        "%zu queries cannot be the last positions of %zu keys",
+                        x->shape[x->rank - 2], x->shape[x->rank - 1]);
+    memset(&node, 0, sizeof node);
+    node.op = LLM_OP_CAUSAL_SOFTMAX;
+    node.nargs = 1;
+    node.arg[0] = scores.id;
+    node.axis = x->rank - 1;
+    st = causal_normalise(x, &node.value, &bad, NULL);
+    if (st == LLM_ERR_NONFINITE)
+        return llm_fail(err, st, stage, "visible score %zu is not finite", bad);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "cannot make an output of %zu elements", x->size);
+    return llm_tape_append(tape, node, out, stage, err);
+}
+
+llm_status llm_tape_causal_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
+                                     llm_var *weights, llm_var *out, llm_error *err)
+{
+    const char *stage = "causal_attention";
+    size_t d = 0, r, tq, tk;
+    llm_status st = attention_check(tape, q, k, v, out, stage, &d, err);
+    if (st != LLM_OK)
+        return st;
+    r = tape->nodes[q.id].value.rank;
+    tq = tape->nodes[q.id].value.shape[r - 2];
+    tk = tape->nodes[k.id].value.shape[r - 2];
+    if (tk < tq)
+        return llm_fail(err, LLM_ERR_SHAPE, stage,
+                        "%zu queries cannot be the last positions of %zu keys", tq, tk);
+    return attend(tape, q, k, v, d, llm_tape_causal_softmax, weights, out, err);
+}

@@ -1,0 +1,85 @@
+/* block.c -- the pre-norm decoder block. */
+#include <math.h>
+#include <stdio.h>
+
+#include "llm/model.h"
+
+llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, size_t d_model,
+                          size_t n_heads, size_t d_ff, double eps, llm_rng *rng,
+                          llm_error *err)
+{
+    const char *stage = "block.init";
+    static const char *const part[4] = {"attention_norm", "attention", "ffn_norm", "ffn"};
+    char name[4][80];
+    llm_block b;
+    llm_rng saved;
+    size_t count, i;
+    llm_status st;
+    if (blk == NULL || ps == NULL || prefix == NULL || rng == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "blk, ps, prefix and rng are required");
+    if (d_ff == 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage, "the feed-forward width d_ff is 0");
+    if (!isfinite(eps))
+        return llm_fail(err, LLM_ERR_NONFINITE, stage, "eps is not finite");
+    if (eps < 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage, "eps %g is negative", eps);
+    for (i = 0; i < 4; i++)
+        if (snprintf(name[i], sizeof name[i], "%s.%s", prefix, part[i]) >=
+            (int)sizeof name[i])
+            return llm_fail(err, LLM_ERR_NAME, stage, "the prefix '%.40s...' is too long",
+                            prefix);
+    saved = *rng;
+    count = ps->count;
+    st = llm_rmsnorm_init(&b.attention_norm, ps, name[0], d_model, eps, err);
+    if (st == LLM_OK)
+        st = llm_mha_init(&b.attention, ps, name[1], d_model, n_heads, rng, err);
+    if (st == LLM_OK)
+        st = llm_rmsnorm_init(&b.ffn_norm, ps, name[2], d_model, eps, err);
+    if (st == LLM_OK)
+        st = llm_swiglu_init(&b.ffn, ps, name[3], d_model, d_ff, rng, err);
+    if (st != LLM_OK) {
+        llm_params_truncate(ps, count);
+        *rng = saved;
+        return st;
+    }
+    *blk = b;
+    return LLM_OK;
+}
+llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tape,
+                             const llm_rope *rope, llm_var x, size_t offset,
+                             llm_block_trace *trace, llm_var *y, llm_error *err)
+{
+    const char *stage = "block.forward";
+    llm_block_trace r;
+    llm_var out;
+    const llm_tensor *t;
+    llm_status st;
+    if (blk == NULL || ps == NULL || tape == NULL || rope == NULL || y == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "blk, ps, tape, rope and y are required");
+    if ((st = llm_tape_value(tape, x, &t, err)) != LLM_OK)
+        return st;
+    if (t->rank == 3 && t->shape[1] > 0 &&
+        (offset >= rope->capacity || t->shape[1] > rope->capacity - offset))
+        return llm_fail(err, LLM_ERR_INDEX, stage,
+                        "%zu positions from %zu do not fit a context of %zu positions",
+                        t->shape[1], offset, rope->capacity);
+    st = llm_rmsnorm_forward(&blk->attention_norm, ps, tape, x, &r.attention_in, err);
+    if (st == LLM_OK)
+        st = llm_mha_forward(&blk->attention, ps, tape, rope, r.attention_in, offset, NULL,
+                             &r.attention_out, err);
+    if (st == LLM_OK)
+        st = llm_residual_add(tape, x, r.attention_out, &r.mid, err);
+    if (st == LLM_OK)
+        st = llm_rmsnorm_forward(&blk->ffn_norm, ps, tape, r.mid, &r.ffn_in, err);
+    if (st == LLM_OK)
+        st = llm_swiglu_forward(&blk->ffn, ps, tape, r.ffn_in, &r.ffn_out, err);
+    if (st == LLM_OK)
+        st = llm_residual_add(tape, r.mid, r.ffn_out, &out, err);
+    if (st != LLM_OK)
+        return st;
+    if (trace != NULL)
+        *trace = r;
+    *y = out;
+    return LLM_OK;
+}

@@ -1,0 +1,128 @@
+/* mha.c -- multi-head causal attention with rotary positions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "llm/attention.h"
+
+llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t d_model,
+                        size_t n_heads, llm_rng *rng, llm_error *err)
+{
+    const char *stage = "mha.init";
+    llm_mha m;
+    llm_rng saved;
+    size_t count;
+    char name[80];
+    llm_status st;
+    if (mha == NULL || ps == NULL || prefix == NULL || rng == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "mha, ps, prefix and rng are required");
+    if (d_model == 0 || n_heads == 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "d_model %zu and n_heads %zu must both be positive", d_model,
+                        n_heads);
+    if (d_model % n_heads != 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "%zu heads do not divide d_model %zu", n_heads, d_model);
+    if ((d_model / n_heads) % 2 != 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "head width %zu = %zu / %zu is odd: RoPE turns pairs",
+                        d_model / n_heads, d_model, n_heads);
+    if (snprintf(name, sizeof name, "%s.output", prefix) >= (int)sizeof name)
+        return llm_fail(err, LLM_ERR_NAME, stage, "the prefix '%.40s...' is too long",
+                        prefix);
+    m.d_model = d_model;
+    m.n_heads = n_heads;
+    m.head_dim = d_model / n_heads;
+    saved = *rng;
+    count = ps->count;
+    st = llm_qkv_init(&m.qkv, ps, prefix, d_model, d_model, rng, err);
+    if (st == LLM_OK)
+        st = llm_linear_init(&m.output, ps, name, d_model, d_model, 0, rng, err);
+    if (st != LLM_OK) {
+        llm_params_truncate(ps, count);
+        *rng = saved;
+        return st;
+    }
+    *mha = m;
+    return LLM_OK;
+}
+/* [B, T, D] -> [B, H, T, dh]: a view of the columns of each head. */
+static llm_status split_heads(llm_tape *tape, llm_var x, size_t b, size_t t, size_t h,
+                              size_t dh, llm_var *out, llm_error *err)
+{
+    const size_t shape[4] = {b, t, h, dh};
+    llm_var r;
+    llm_status st = llm_tape_reshape(tape, x, 4, shape, &r, err);
+    if (st != LLM_OK)
+        return st;
+    return llm_tape_transpose(tape, r, 1, 2, out, err);
+}
+
+/* [B, H, T, dh] -> [B, T, D]: the heads side by side, in order. */
+static llm_status merge_heads(llm_tape *tape, llm_var x, size_t b, size_t t, size_t d,
+                              llm_var *out, llm_error *err)
+{
+    const size_t shape[3] = {b, t, d};
+    llm_var r;
+    llm_status st = llm_tape_transpose(tape, x, 1, 2, &r, err);
+    if (st != LLM_OK)
+        return st;
+    return llm_tape_reshape(tape, r, 3, shape, out, err);
+}
+
+llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
+                           const llm_rope *rope, llm_var x, size_t offset,
+                           llm_mha_trace *trace, llm_var *y, llm_error *err)
+{
+    const char *stage = "mha.forward";
+    const llm_tensor *t;
+    llm_mha_trace r;
+    llm_var q, k, v, out;
+    size_t b, n;
+    llm_status st;
+    if (mha == NULL || ps == NULL || tape == NULL || rope == NULL || y == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "mha, ps, tape, rope and y are required");
+    if (rope->head_dim != mha->head_dim)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "the rope turns heads of width %zu, the layer's are %zu wide",
+                        rope->head_dim, mha->head_dim);
+    if ((st = llm_tape_value(tape, x, &t, err)) != LLM_OK)
+        return llm_fail(err, st, stage, "x: %s", err != NULL ? err->message : "");
+    if (t->rank != 3)
+        return llm_fail(err, LLM_ERR_RANK, stage, "x must be [B, T, D], not of rank %zu",
+                        t->rank);
+    if (t->shape[2] != mha->d_model)
+        return llm_fail(err, LLM_ERR_SHAPE, stage, "rows of width %zu, the layer's D is %zu",
+                        t->shape[2], mha->d_model);
+    b = t->shape[0];
+    n = t->shape[1];
+    if (n > 0 && (offset >= rope->capacity || n > rope->capacity - offset))
+        return llm_fail(err, LLM_ERR_INDEX, stage,
+                        "%zu positions from %zu do not fit a context of %zu positions",
+                        n, offset, rope->capacity);
+    st = llm_qkv_forward(&mha->qkv, ps, tape, x, &q, &k, &v, err);
+    if (st == LLM_OK)
+        st = split_heads(tape, q, b, n, mha->n_heads, mha->head_dim, &r.q, err);
+    if (st == LLM_OK)
+        st = split_heads(tape, k, b, n, mha->n_heads, mha->head_dim, &r.k, err);
+    if (st == LLM_OK)
+        st = split_heads(tape, v, b, n, mha->n_heads, mha->head_dim, &r.v, err);
+    if (st == LLM_OK)
+        st = llm_tape_rope(tape, rope, r.q, offset, &r.q_rot, err);
+    if (st == LLM_OK)
+        st = llm_tape_rope(tape, rope, r.k, offset, &r.k_rot, err);
+    if (st == LLM_OK)
+        st = llm_tape_causal_attention(tape, r.q_rot, r.k_rot, r.v, &r.weights, &r.heads,
+                                       err);
+    if (st == LLM_OK)
+        st = merge_heads(tape, r.heads, b, n, mha->d_model, &r.concat, err);
+    if (st == LLM_OK)
+        st = llm_linear_forward(&mha->output, ps, tape, r.concat, &out, err);
+    if (st != LLM_OK)
+        return st;
+    if (trace != NULL)
+        *trace = r;
+    *y = out;
+    return LLM_OK;
+}
