@@ -326,6 +326,55 @@ START_TEST(trace_lines_are_tab_separated)
 }
 END_TEST
 
+START_TEST(refusal_rows_carry_the_chosen_cells)
+{
+    char path[] = "/tmp/llm-refusal-XXXXXX";
+    char prog[] = "demo", flag[] = "--trace";
+    char *argv[4];
+    char text[512];
+    size_t n;
+    FILE *fp;
+    llm_trace tr;
+    llm_error err;
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    /* the refusals print their report lines; this test reads the trace */
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout));
+    argv[0] = prog; argv[1] = flag; argv[2] = path; argv[3] = NULL;
+    ck_assert_int_eq(llm_demo_start(3, argv, "demo", &tr), 0);
+    (void)llm_fail(&err, LLM_ERR_INDEX, "tensor.get", "index %d of %d", 3, 2);
+    llm_demo_refusal(&tr, "a", LLM_ERR_INDEX, &err);
+    llm_demo_refusal_cells(&tr, "csmbx", "b", LLM_ERR_INDEX, &err);
+    llm_demo_refusal_cells(&tr, "b", "c", LLM_OK, &err);
+    llm_demo_refusal_cells(&tr, "", "d", LLM_ERR_INDEX, NULL);
+    llm_demo_refusal_cells(&tr, "cccccccccc", "e", LLM_ERR_INDEX, &err);
+    ck_assert_int_eq(llm_demo_ok("demo", LLM_OK, NULL), 1);
+    ck_assert_int_eq(llm_demo_finish(&tr, 1), 0);
+    fp = fopen(path, "r");
+    ck_assert_ptr_nonnull(fp);
+    n = fread(text, 1, sizeof text - 1, fp);
+    text[n] = '\0';
+    fclose(fp);
+    remove(path);
+    ck_assert_str_eq(text,
+        "r\trefusals\ta\tindex\tindex 3 of 2\n"
+        "r\trefusals\tb\tindex\ttensor.get\tindex 3 of 2\tindex (`tensor.get`)\t?\n"
+        "r\trefusals\tc\tok (`accepted`)\n"
+        "r\trefusals\td\n"
+        "r\trefusals\te\tindex\tindex\tindex\tindex\tindex\tindex\tindex\n");
+}
+END_TEST
+
+START_TEST(an_unexpected_status_fails_the_demo)
+{
+    llm_error err;
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
+    (void)llm_fail(&err, LLM_ERR_SHAPE, "tensor.from", "11 values for 12");
+    ck_assert_int_eq(llm_demo_ok("demo", LLM_ERR_SHAPE, &err), 0);
+    ck_assert_int_eq(llm_demo_ok("demo", LLM_ERR_SHAPE, NULL), 0);
+}
+END_TEST
+
 Suite *ch08_tensor_storage_suite(void)
 {
     Suite *s = suite_create("ch08 tensor storage");
@@ -347,6 +396,8 @@ Suite *ch08_tensor_storage_suite(void)
     tcase_add_test(tc, numbers_are_formatted_without_negative_zero);
     tcase_add_test(tc, demo_arguments_are_checked);
     tcase_add_test(tc, trace_lines_are_tab_separated);
+    tcase_add_test(tc, refusal_rows_carry_the_chosen_cells);
+    tcase_add_test(tc, an_unexpected_status_fails_the_demo);
     suite_add_tcase(s, tc);
     return s;
 }

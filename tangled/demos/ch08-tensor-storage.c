@@ -6,27 +6,6 @@
 #include "llm/evidence.h"
 #include "llm/tensor.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch08: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 int main(int argc, char **argv)
 {
     llm_trace tr;
@@ -45,7 +24,7 @@ int main(int argc, char **argv)
         double v = 0.0, before = 0.0;
         char buf[256], cell[3][64];
 
-        ok = ok && check(llm_tensor_from(&t, 3, shape, values, 12, &err), &err);
+        ok = ok && llm_demo_ok("ch08", llm_tensor_from(&t, 3, shape, values, 12, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         printf("shape=%s", llm_fmt_sizes(buf, sizeof buf, t.shape, t.rank));
@@ -67,8 +46,8 @@ int main(int argc, char **argv)
             llm_trace_row(&tr, "storage", 3, cells);
         }
 
-        ok = ok && check(llm_tensor_offset(&t, 3, read_at, &o, &err), &err)
-                && check(llm_tensor_get(&t, 3, read_at, &v, &err), &err);
+        ok = ok && llm_demo_ok("ch08", llm_tensor_offset(&t, 3, read_at, &o, &err), &err)
+                && llm_demo_ok("ch08", llm_tensor_get(&t, 3, read_at, &v, &err), &err);
         printf("read index=[1, 0, 2] offset=%zu value=%s\n", o, llm_fmt(buf, sizeof buf, v, 0));
         snprintf(buf, sizeof buf, "%zu", o);
         llm_trace_value(&tr, "read_offset", buf);
@@ -81,9 +60,9 @@ int main(int argc, char **argv)
             llm_trace_row(&tr, "read_terms", 3, cells);
         }
 
-        ok = ok && check(llm_tensor_get(&t, 3, write_at, &before, &err), &err)
-                && check(llm_tensor_set(&t, 3, write_at, 99.0, &err), &err)
-                && check(llm_tensor_offset(&t, 3, write_at, &o, &err), &err);
+        ok = ok && llm_demo_ok("ch08", llm_tensor_get(&t, 3, write_at, &before, &err), &err)
+                && llm_demo_ok("ch08", llm_tensor_set(&t, 3, write_at, 99.0, &err), &err)
+                && llm_demo_ok("ch08", llm_tensor_offset(&t, 3, write_at, &o, &err), &err);
         printf("write index=[0, 1, 1] flat=%zu before=%s after=%s\n", o,
                llm_fmt(cell[0], sizeof cell[0], before, 0), llm_fmt(cell[1], sizeof cell[1], t.data[o], 0));
         snprintf(buf, sizeof buf, "%zu", o);
@@ -104,20 +83,20 @@ int main(int argc, char **argv)
         char buf[32];
 
         memset(&other, 0, sizeof other);
-        ok = ok && check(llm_tensor_from(&t, 3, shape, values, 12, &err), &err);
+        ok = ok && llm_demo_ok("ch08", llm_tensor_from(&t, 3, shape, values, 12, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         st = llm_tensor_get(&t, 3, bad_index, &v, &err);
-        refusal(&tr, "read [1, 2, 0]", st, &err);
+        llm_demo_refusal(&tr, "read [1, 2, 0]", st, &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "bad_axis", "1");
         llm_trace_value(&tr, "bad_message", err.message);
-        refusal(&tr, "read [1, 0]", llm_tensor_get(&t, 2, short_index, &v, &err), &err);
-        refusal(&tr, "write [1, 2, 0]", llm_tensor_set(&t, 3, bad_index, 7.0, &err), &err);
-        refusal(&tr, "11 values for [2, 2, 3]",
-                llm_tensor_from(&other, 3, shape, values, 11, &err), &err);
-        refusal(&tr, "shape [2^63, 2]", llm_tensor_zeros(&other, 2, huge, &err), &err);
-        refusal(&tr, "rank 9", llm_tensor_zeros(&other, 9, deep, &err), &err);
+        llm_demo_refusal(&tr, "read [1, 0]", llm_tensor_get(&t, 2, short_index, &v, &err), &err);
+        llm_demo_refusal(&tr, "write [1, 2, 0]", llm_tensor_set(&t, 3, bad_index, 7.0, &err), &err);
+        llm_demo_refusal(&tr, "11 values for [2, 2, 3]",
+                         llm_tensor_from(&other, 3, shape, values, 11, &err), &err);
+        llm_demo_refusal(&tr, "shape [2^63, 2]", llm_tensor_zeros(&other, 2, huge, &err), &err);
+        llm_demo_refusal(&tr, "rank 9", llm_tensor_zeros(&other, 9, deep, &err), &err);
         ok = ok && other.data == NULL;
         printf("unchanged after refusals=%s value_untouched=%s\n",
                memcmp(t.data, values, sizeof values) == 0 ? "yes" : "no",
@@ -138,9 +117,9 @@ int main(int argc, char **argv)
         uint64_t bits_out[2];
         char buf[64], buf2[64], buf3[64];
 
-        ok = ok && check(llm_tensor_zeros(&s, 0, NULL, &err), &err)
-                && check(llm_tensor_set(&s, 0, NULL, 3.5, &err), &err)
-                && check(llm_tensor_get(&s, 0, NULL, &v, &err), &err);
+        ok = ok && llm_demo_ok("ch08", llm_tensor_zeros(&s, 0, NULL, &err), &err)
+                && llm_demo_ok("ch08", llm_tensor_set(&s, 0, NULL, 3.5, &err), &err)
+                && llm_demo_ok("ch08", llm_tensor_get(&s, 0, NULL, &v, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         printf("scalar shape=%s strides=%s elements=%zu value=%s\n",
@@ -148,7 +127,7 @@ int main(int argc, char **argv)
                s.size, llm_fmt(buf3, sizeof buf3, v, 1));
         llm_tensor_free(&s);
 
-        ok = ok && check(llm_tensor_zeros(&e, 3, empty_shape, &err), &err);
+        ok = ok && llm_demo_ok("ch08", llm_tensor_zeros(&e, 3, empty_shape, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         printf("empty shape=%s strides=%s elements=%zu\n",
@@ -156,11 +135,11 @@ int main(int argc, char **argv)
                e.size);
         llm_trace_value(&tr, "empty_strides", buf2);
         st = llm_tensor_get(&e, 3, zero, &v, &err);
-        refusal(&tr, "read [0, 0, 0] of the empty tensor", st, &err);
+        llm_demo_refusal(&tr, "read [0, 0, 0] of the empty tensor", st, &err);
         llm_tensor_free(&e);
 
         memcpy(special, bits_in, sizeof special);
-        ok = ok && check(llm_tensor_from(&b, 1, two, special, 2, &err), &err);
+        ok = ok && llm_demo_ok("ch08", llm_tensor_from(&b, 1, two, special, 2, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memcpy(bits_out, b.data, sizeof bits_out);

@@ -108,15 +108,30 @@ int llm_demo_ok(const char *demo, llm_status st, const llm_error *err)
     return 0;
 }
 
+void llm_demo_refusal_cells(llm_trace *trace, const char *cells,
+                            const char *what, llm_status st,
+                            const llm_error *err)
+{
+    const int ok = st == LLM_OK || err == NULL;
+    const char *code = llm_status_name(st);
+    const char *stage = ok ? "accepted" : err->stage;
+    const char *message = ok ? "accepted" : err->message;
+    const char *row[8];
+    char both[128];
+    size_t n = 0;
+    printf("reject %s: %s (%s)\n", what, code, stage);
+    snprintf(both, sizeof both, "%s (`%s`)", code, stage);
+    row[n++] = what;
+    for (; cells != NULL && *cells != '\0' && n < 8; cells++)
+        row[n++] = *cells == 'c' ? code
+                 : *cells == 's' ? stage
+                 : *cells == 'm' ? message
+                 : *cells == 'b' ? both : "?";
+    llm_trace_row(trace, "refusals", n, row);
+}
+
 void llm_demo_refusal(llm_trace *trace, const char *what, llm_status st,
                       const llm_error *err)
 {
-    const char *cells[3];
-    const int ok = st == LLM_OK || err == NULL;
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           ok ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = ok ? "accepted" : err->message;
-    llm_trace_row(trace, "refusals", 3, cells);
+    llm_demo_refusal_cells(trace, "cm", what, st, err);
 }

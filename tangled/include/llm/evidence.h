@@ -41,4 +41,13 @@ int llm_demo_ok(const char *demo, llm_status st, const llm_error *err);
 void llm_demo_refusal(llm_trace *trace, const char *what, llm_status st,
                       const llm_error *err);
 
+/* The same refusal, with the row's cells after what named by the letters
+   of cells: 'c' the code, 's' the stage, 'm' the message, 'b' both code and
+   stage as "<code> (`<stage>`)"; "accepted" stands for the stage and the
+   message of a call that succeeded, "?" for an unknown letter. At most 7
+   letters are read. llm_demo_refusal is the cells "cm". */
+void llm_demo_refusal_cells(llm_trace *trace, const char *cells,
+                            const char *what, llm_status st,
+                            const llm_error *err);
+
 #endif
