@@ -92,7 +92,8 @@ int main(int argc, char **argv)
         llm_trace_value(&tr, "bad_axis", "1");
         llm_trace_value(&tr, "bad_message", err.message);
         llm_demo_refusal(&tr, "read [1, 0]", llm_tensor_get(&t, 2, short_index, &v, &err), &err);
-        llm_demo_refusal(&tr, "write [1, 2, 0]", llm_tensor_set(&t, 3, bad_index, 7.0, &err), &err);
+        llm_demo_refusal(&tr, "write [1, 2, 0]",
+                         llm_tensor_set(&t, 3, bad_index, 7.0, &err), &err);
         llm_demo_refusal(&tr, "11 values for [2, 2, 3]",
                          llm_tensor_from(&other, 3, shape, values, 11, &err), &err);
         llm_demo_refusal(&tr, "shape [2^63, 2]", llm_tensor_zeros(&other, 2, huge, &err), &err);

@@ -6,27 +6,6 @@
 #include "llm/evidence.h"
 #include "llm/tensor.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch09: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->stage;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 static void trace_key(llm_trace *tr, const char *key, const char *field,
                       const char *value)
 {
@@ -51,7 +30,7 @@ static int show(llm_trace *tr, const char *key, const char *expr, const llm_tens
         return 0;
     snprintf(table, sizeof table, "reads_%s", key);
     for (j = 0; j < n; j++) {
-        if (!check(llm_tensor_offset(v, v->rank, idx, &reads[j], &err), &err))
+        if (!llm_demo_ok("ch09", llm_tensor_offset(v, v->rank, idx, &reads[j], &err), &err))
             return 0;
         values[j] = v->data[reads[j]];
         snprintf(cj, sizeof cj, "%zu", j + 1);
@@ -97,15 +76,15 @@ int main(int argc, char **argv)
         char buf[160];
 
         memset(&bad, 0, sizeof bad);
-        ok = ok && check(llm_tensor_from(&t, 2, shape, values, 6, &err), &err);
+        ok = ok && llm_demo_ok("ch09", llm_tensor_from(&t, 2, shape, values, 6, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
-        ok = ok && check(llm_tensor_reshape(&r, &t, 2, to32, &err), &err)
-                && check(llm_tensor_transpose(&tt, &t, 0, 1, &err), &err)
-                && check(llm_tensor_slice(&s, &t, 1, 1, 3, &err), &err)
-                && check(llm_tensor_slice(&ts, &tt, 0, 1, 3, &err), &err)
-                && check(llm_tensor_slice(&row, &t, 0, 1, 2, &err), &err)
-                && check(llm_tensor_reshape(&rowr, &row, 1, to3, &err), &err);
+        ok = ok && llm_demo_ok("ch09", llm_tensor_reshape(&r, &t, 2, to32, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_transpose(&tt, &t, 0, 1, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_slice(&s, &t, 1, 1, 3, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_slice(&ts, &tt, 0, 1, 3, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_slice(&row, &t, 0, 1, 2, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_reshape(&rowr, &row, 1, to3, &err), &err);
         if (!ok) {
             llm_tensor_free(&t);
             return llm_demo_finish(&tr, 0);
@@ -123,24 +102,25 @@ int main(int argc, char **argv)
         printf("views share t's buffer=%s\n", ok ? "yes" : "no");
 
         /* a transposed view cannot be reshaped: refused, then done by a copy */
-        refusal(&tr, "reshape(tt, [6])", llm_tensor_reshape(&bad, &tt, 1, to6, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "reshape(tt, [6])",
+                               llm_tensor_reshape(&bad, &tt, 1, to6, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "tt_reshape_code", llm_status_name(err.code));
         llm_trace_value(&tr, "contig_message", err.message);
         ok = ok && err.code == LLM_ERR_CONTIGUITY && bad.data == NULL;
 
-        ok = ok && check(llm_tensor_copy(&sc, &s, &err), &err);
+        ok = ok && llm_demo_ok("ch09", llm_tensor_copy(&sc, &s, &err), &err);
         if (!ok) {
             llm_tensor_free(&t);
             return llm_demo_finish(&tr, 0);
         }
         ok = ok && show(&tr, "sc", "copy(s)", &sc, 1);
-        ok = ok && check(llm_tensor_copy(&tc, &tt, &err), &err)
-                && check(llm_tensor_reshape(&tc6, &tc, 1, to6, &err), &err)
+        ok = ok && llm_demo_ok("ch09", llm_tensor_copy(&tc, &tt, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_reshape(&tc6, &tc, 1, to6, &err), &err)
                 && show(&tr, "tc6", "reshape(copy(tt), [6])", &tc6, 1);
 
         /* one write through the transposed view: views see it, copies do not */
-        ok = ok && check(llm_tensor_set(&tt, 2, at, 99.0, &err), &err);
+        ok = ok && llm_demo_ok("ch09", llm_tensor_set(&tt, 2, at, 99.0, &err), &err);
         printf("write tt[2, 0]=99: t.storage=%s\n",
                llm_fmt_list(buf, sizeof buf, t.data, 6, 0));
         llm_trace_value(&tr, "after_write", buf);
@@ -161,25 +141,36 @@ int main(int argc, char **argv)
 
         memset(&out, 0xab, sizeof out);
         memset(&pattern, 0xab, sizeof pattern);
-        ok = ok && check(llm_tensor_from(&t, 2, shape, values, 6, &err), &err);
+        ok = ok && llm_demo_ok("ch09", llm_tensor_from(&t, 2, shape, values, 6, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
-        refusal(&tr, "reshape(t, [4, 2])", llm_tensor_reshape(&out, &t, 2, to42, &err), &err);
-        refusal(&tr, "reshape(t, rank 9)", llm_tensor_reshape(&out, &t, 9, deep, &err), &err);
-        refusal(&tr, "reshape(t, [2^63, 2])", llm_tensor_reshape(&out, &t, 2, huge, &err), &err);
-        refusal(&tr, "reshape(NULL, [4, 2])", llm_tensor_reshape(&out, NULL, 2, to42, &err), &err);
-        refusal(&tr, "transpose(t, 0, 2)", llm_tensor_transpose(&out, &t, 0, 2, &err), &err);
-        refusal(&tr, "permute(t, [0, 0])", llm_tensor_permute(&out, &t, 2, twice, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "reshape(t, [4, 2])",
+                               llm_tensor_reshape(&out, &t, 2, to42, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "reshape(t, rank 9)",
+                               llm_tensor_reshape(&out, &t, 9, deep, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "reshape(t, [2^63, 2])",
+                               llm_tensor_reshape(&out, &t, 2, huge, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "reshape(NULL, [4, 2])",
+                               llm_tensor_reshape(&out, NULL, 2, to42, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "transpose(t, 0, 2)",
+                               llm_tensor_transpose(&out, &t, 0, 2, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "permute(t, [0, 0])",
+                               llm_tensor_permute(&out, &t, 2, twice, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "twice_message", err.message);
-        refusal(&tr, "permute(t, [1, 2])", llm_tensor_permute(&out, &t, 2, outside, &err), &err);
-        refusal(&tr, "permute(t, [1, 0, 2])", llm_tensor_permute(&out, &t, 3, three, &err), &err);
-        refusal(&tr, "slice(t, 1, 2, 1)", llm_tensor_slice(&out, &t, 1, 2, 1, &err), &err);
-        refusal(&tr, "slice(t, 1, 1, 4)", llm_tensor_slice(&out, &t, 1, 1, 4, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "permute(t, [1, 2])",
+                               llm_tensor_permute(&out, &t, 2, outside, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "permute(t, [1, 0, 2])",
+                               llm_tensor_permute(&out, &t, 3, three, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "slice(t, 1, 2, 1)",
+                               llm_tensor_slice(&out, &t, 1, 2, 1, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "slice(t, 1, 1, 4)",
+                               llm_tensor_slice(&out, &t, 1, 1, 4, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "bounds_message", err.message);
-        refusal(&tr, "slice(t, 2, 0, 1)", llm_tensor_slice(&out, &t, 2, 0, 1, &err), &err);
-        refusal(&tr, "copy(NULL)", llm_tensor_copy(&out, NULL, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "slice(t, 2, 0, 1)",
+                               llm_tensor_slice(&out, &t, 2, 0, 1, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "copy(NULL)", llm_tensor_copy(&out, NULL, &err), &err);
         ok = ok && memcmp(&out, &pattern, sizeof out) == 0
                 && memcmp(t.data, values, sizeof values) == 0;
         printf("output untouched=%s storage unchanged=%s\n",
@@ -197,37 +188,39 @@ int main(int argc, char **argv)
         double x = 0.0;
 
         memset(&out, 0, sizeof out);
-        ok = ok && check(llm_tensor_zeros(&sc, 0, NULL, &err), &err)
-                && check(llm_tensor_set(&sc, 0, NULL, 7.0, &err), &err);
+        ok = ok && llm_demo_ok("ch09", llm_tensor_zeros(&sc, 0, NULL, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_set(&sc, 0, NULL, 7.0, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         printf("scalar x=7\n");
-        ok = ok && check(llm_tensor_reshape(&v1, &sc, 1, one, &err), &err)
+        ok = ok && llm_demo_ok("ch09", llm_tensor_reshape(&v1, &sc, 1, one, &err), &err)
                 && show(&tr, "v1", "reshape(x, [1])", &v1, 1)
-                && check(llm_tensor_reshape(&v0, &v1, 0, NULL, &err), &err)
-                && check(llm_tensor_get(&v0, 0, NULL, &x, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_reshape(&v0, &v1, 0, NULL, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_get(&v0, 0, NULL, &x, &err), &err)
                 && show(&tr, "v0", "reshape(v1, [])", &v0, 1);
         ok = ok && x == 7.0;
-        refusal(&tr, "slice(x, 0, 0, 1)", llm_tensor_slice(&out, &sc, 0, 0, 1, &err), &err);
-        refusal(&tr, "transpose(x, 0, 0)", llm_tensor_transpose(&out, &sc, 0, 0, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "slice(x, 0, 0, 1)",
+                               llm_tensor_slice(&out, &sc, 0, 0, 1, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "transpose(x, 0, 0)",
+                               llm_tensor_transpose(&out, &sc, 0, 0, &err), &err);
         llm_tensor_free(&sc);
 
-        ok = ok && check(llm_tensor_zeros(&e, 3, empty_shape, &err), &err);
+        ok = ok && llm_demo_ok("ch09", llm_tensor_zeros(&e, 3, empty_shape, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         ok = ok && show(&tr, "e", "zeros([2, 0, 3])", &e, 1)
-                && check(llm_tensor_transpose(&et, &e, 0, 2, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_transpose(&et, &e, 0, 2, &err), &err)
                 && show(&tr, "et", "transpose(e, 0, 2)", &et, 1)
-                && check(llm_tensor_reshape(&e0, &et, 1, zero, &err), &err)
+                && llm_demo_ok("ch09", llm_tensor_reshape(&e0, &et, 1, zero, &err), &err)
                 && show(&tr, "e0", "reshape(et, [0])", &e0, 1);
         llm_tensor_free(&e);
 
-        ok = ok && check(llm_tensor_from(&t, 2, shape, values, 6, &err), &err);
+        ok = ok && llm_demo_ok("ch09", llm_tensor_from(&t, 2, shape, values, 6, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
-        ok = ok && check(llm_tensor_slice(&es, &t, 1, 3, 3, &err), &err)
+        ok = ok && llm_demo_ok("ch09", llm_tensor_slice(&es, &t, 1, 3, 3, &err), &err)
                 && show(&tr, "es", "slice(t, 1, 3, 3)", &es, 1)
-                && check(llm_tensor_copy(&ec, &es, &err), &err);
+                && llm_demo_ok("ch09", llm_tensor_copy(&ec, &es, &err), &err);
         if (ok) {
             printf("copy(es) elements=%zu owns=%s\n", ec.size, ec.owns ? "yes" : "no");
             llm_tensor_free(&ec);

@@ -6,27 +6,6 @@
 #include "llm/evidence.h"
 #include "llm/tensor.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch10: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* "label shape=[..] values=[..]" for a row-major result; traces the values
    as key and the shape as key_shape. */
 static void show(llm_trace *tr, const char *label, const char *key, const llm_tensor *t)
@@ -86,13 +65,13 @@ int main(int argc, char **argv)
         char buf[256], cell[5][64], one[32];
         const char *cells[5] = {cell[0], cell[1], cell[2], cell[3], cell[4]};
 
-        ok = check(llm_tensor_from(&x, 2, xs, xv, 6, &err), &err)
-          && check(llm_tensor_from(&b, 1, bs, bv, 3, &err), &err)
-          && check(llm_broadcast_shape(&x, &b, &r, shape, &err), &err)
-          && check(llm_tensor_binary(&y, LLM_ADD, &x, &b, &err), &err)
-          && check(llm_tensor_reduce(&sum0, LLM_SUM, &y, 0, 0, &err), &err)
-          && check(llm_tensor_reduce(&mean1, LLM_MEAN, &y, 1, 1, &err), &err)
-          && check(llm_tensor_reduce(&max1, LLM_MAX, &y, 1, 0, &err), &err);
+        ok = llm_demo_ok("ch10", llm_tensor_from(&x, 2, xs, xv, 6, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_from(&b, 1, bs, bv, 3, &err), &err)
+          && llm_demo_ok("ch10", llm_broadcast_shape(&x, &b, &r, shape, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_binary(&y, LLM_ADD, &x, &b, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&sum0, LLM_SUM, &y, 0, 0, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&mean1, LLM_MEAN, &y, 1, 1, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&max1, LLM_MAX, &y, 1, 0, &err), &err);
         if (ok) {
             show(&tr, "x", "x", &x);
             show(&tr, "b", "b", &b);
@@ -151,15 +130,15 @@ int main(int argc, char **argv)
         llm_tensor outer = {0}, scaled = {0}, sum3 = {0}, sq = {0};
         llm_error err;
 
-        ok = check(llm_tensor_from(&c, 2, cs, cv, 2, &err), &err)
-          && check(llm_tensor_from(&row, 2, rs, rv, 3, &err), &err)
-          && check(llm_tensor_from(&s, 0, NULL, two, 1, &err), &err)
-          && check(llm_tensor_from(&a3, 3, as, av, 6, &err), &err)
-          && check(llm_tensor_from(&d, 2, cs, dv, 2, &err), &err)
-          && check(llm_tensor_binary(&outer, LLM_ADD, &c, &row, &err), &err)
-          && check(llm_tensor_binary(&scaled, LLM_MUL, &s, &x, &err), &err)
-          && check(llm_tensor_binary(&sum3, LLM_ADD, &a3, &d, &err), &err)
-          && check(llm_tensor_map(&sq, &x, square, &err), &err);
+        ok = llm_demo_ok("ch10", llm_tensor_from(&c, 2, cs, cv, 2, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_from(&row, 2, rs, rv, 3, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_from(&s, 0, NULL, two, 1, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_from(&a3, 3, as, av, 6, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_from(&d, 2, cs, dv, 2, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_binary(&outer, LLM_ADD, &c, &row, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_binary(&scaled, LLM_MUL, &s, &x, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_binary(&sum3, LLM_ADD, &a3, &d, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_map(&sq, &x, square, &err), &err);
         if (ok) {
             show(&tr, "[2, 1] + [1, 3]", "outer", &outer);
             show(&tr, "scalar 2 * x", "scaled", &scaled);
@@ -193,8 +172,8 @@ int main(int argc, char **argv)
         column.shape[0] = 2;
         column.stride[0] = 3;
         column.size = 2;
-        ok = check(llm_tensor_reduce(&vsum, LLM_SUM, &view, 1, 0, &err), &err)
-          && check(llm_tensor_reduce(&cmax, LLM_MAX, &column, 0, 0, &err), &err);
+        ok = llm_demo_ok("ch10", llm_tensor_reduce(&vsum, LLM_SUM, &view, 1, 0, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&cmax, LLM_MAX, &column, 0, 0, &err), &err);
         if (ok) {
             same = vsum.size == sum0.size
                 && memcmp(vsum.data, sum0.data, sum0.size * sizeof sum0.data[0]) == 0;
@@ -215,18 +194,18 @@ int main(int argc, char **argv)
         llm_error err;
         char buf[32];
 
-        ok = check(llm_tensor_zeros(&e, 2, es, &err), &err)
-          && check(llm_tensor_zeros(&z, 2, zs, &err), &err)
-          && check(llm_tensor_reduce(&esum, LLM_SUM, &e, 1, 0, &err), &err)
-          && check(llm_tensor_binary(&zb, LLM_ADD, &z, &b, &err), &err)
-          && check(llm_tensor_reduce(&zsum, LLM_SUM, &z, 0, 0, &err), &err);
+        ok = llm_demo_ok("ch10", llm_tensor_zeros(&e, 2, es, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_zeros(&z, 2, zs, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&esum, LLM_SUM, &e, 1, 0, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_binary(&zb, LLM_ADD, &z, &b, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&zsum, LLM_SUM, &z, 0, 0, &err), &err);
         if (ok) {
             show(&tr, "sum axis=1 of [2, 0]", "empty_sum", &esum);
-            refusal(&tr, "mean over axis 1 of [2, 0]",
-                    llm_tensor_reduce(&bad, LLM_MEAN, &e, 1, 0, &err), &err);
+            llm_demo_refusal(&tr, "mean over axis 1 of [2, 0]",
+                             llm_tensor_reduce(&bad, LLM_MEAN, &e, 1, 0, &err), &err);
             llm_trace_value(&tr, "empty_message", err.message);
-            refusal(&tr, "max over axis 1 of [2, 0]",
-                    llm_tensor_reduce(&bad, LLM_MAX, &e, 1, 1, &err), &err);
+            llm_demo_refusal(&tr, "max over axis 1 of [2, 0]",
+                             llm_tensor_reduce(&bad, LLM_MAX, &e, 1, 1, &err), &err);
             show(&tr, "[0, 3] + [3]", "zero_size", &zb);
             snprintf(buf, sizeof buf, "%zu", zb.size);
             printf("  elements=%s\n", buf);
@@ -247,34 +226,36 @@ int main(int argc, char **argv)
         llm_tensor out = {0}, no_buffer = {0}, tall = {0}, wide = {0};
         llm_error err;
 
-        ok = check(llm_tensor_from(&p, 1, ps, pv, 2, &err), &err)
-          && check(llm_tensor_from(&pc, 2, pcol, pv, 2, &err), &err)
-          && check(llm_tensor_binary(&fixed, LLM_ADD, &x, &pc, &err), &err)
-          && check(llm_tensor_reduce(&mean_flat, LLM_MEAN, &y, 1, 0, &err), &err)
-          && check(llm_tensor_binary(&centered, LLM_SUB, &y, &mean1, &err), &err);
+        ok = llm_demo_ok("ch10", llm_tensor_from(&p, 1, ps, pv, 2, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_from(&pc, 2, pcol, pv, 2, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_binary(&fixed, LLM_ADD, &x, &pc, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&mean_flat, LLM_MEAN, &y, 1, 0, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_binary(&centered, LLM_SUB, &y, &mean1, &err), &err);
         if (ok) {
-            refusal(&tr, "[2, 3] + [2]", llm_tensor_binary(&out, LLM_ADD, &x, &p, &err), &err);
+            llm_demo_refusal(&tr, "[2, 3] + [2]",
+                             llm_tensor_binary(&out, LLM_ADD, &x, &p, &err), &err);
             printf("  %s\n", err.message);
             llm_trace_value(&tr, "bad_message", err.message);
             show(&tr, "[2, 3] + [2, 1]", "fixed", &fixed);
-            refusal(&tr, "[2, 3] - mean over axis 1 without keepdim",
-                    llm_tensor_binary(&out, LLM_SUB, &y, &mean_flat, &err), &err);
+            llm_demo_refusal(&tr, "[2, 3] - mean over axis 1 without keepdim",
+                             llm_tensor_binary(&out, LLM_SUB, &y, &mean_flat, &err), &err);
             show(&tr, "[2, 3] - mean over axis 1 with keepdim", "centered", &centered);
-            refusal(&tr, "sum over axis 2 of [2, 3]",
-                    llm_tensor_reduce(&out, LLM_SUM, &y, 2, 0, &err), &err);
-            refusal(&tr, "binary operation 7",
-                    llm_tensor_binary(&out, (llm_binary_op)7, &x, &b, &err), &err);
-            refusal(&tr, "reduction 7",
-                    llm_tensor_reduce(&out, (llm_reduce_op)7, &y, 0, 0, &err), &err);
-            refusal(&tr, "map without a function", llm_tensor_map(&out, &x, NULL, &err), &err);
-            refusal(&tr, "a tensor without a buffer",
-                    llm_tensor_binary(&out, LLM_ADD, &x, &no_buffer, &err), &err);
+            llm_demo_refusal(&tr, "sum over axis 2 of [2, 3]",
+                             llm_tensor_reduce(&out, LLM_SUM, &y, 2, 0, &err), &err);
+            llm_demo_refusal(&tr, "binary operation 7",
+                             llm_tensor_binary(&out, (llm_binary_op)7, &x, &b, &err), &err);
+            llm_demo_refusal(&tr, "reduction 7",
+                             llm_tensor_reduce(&out, (llm_reduce_op)7, &y, 0, 0, &err), &err);
+            llm_demo_refusal(&tr, "map without a function",
+                             llm_tensor_map(&out, &x, NULL, &err), &err);
+            llm_demo_refusal(&tr, "a tensor without a buffer",
+                             llm_tensor_binary(&out, LLM_ADD, &x, &no_buffer, &err), &err);
             tall.data = wide.data = x.data;   /* stride 0: one element, read 2^40 times */
             tall.rank = wide.rank = 2;
             tall.shape[0] = wide.shape[1] = (size_t)1 << 40;
             tall.shape[1] = wide.shape[0] = 1;
-            refusal(&tr, "[2^40, 1] + [1, 2^40]",
-                    llm_tensor_binary(&out, LLM_ADD, &tall, &wide, &err), &err);
+            llm_demo_refusal(&tr, "[2^40, 1] + [1, 2^40]",
+                             llm_tensor_binary(&out, LLM_ADD, &tall, &wide, &err), &err);
             printf("output untouched after refusals=%s\n", out.data == NULL ? "yes" : "no");
             llm_trace_value(&tr, "untouched", out.data == NULL ? "yes" : "no");
             ok = out.data == NULL;
@@ -305,9 +286,9 @@ int main(int argc, char **argv)
         v[4] = mz;  v[5] = mz;
         v[6] = qnan; v[7] = 3.0;
         v[8] = 3.0; v[9] = qnan;
-        ok = check(llm_tensor_from(&t, 2, vs, v, 10, &err), &err)
-          && check(llm_tensor_reduce(&mx, LLM_MAX, &t, 1, 0, &err), &err)
-          && check(llm_tensor_reduce(&sm, LLM_SUM, &t, 1, 0, &err), &err);
+        ok = llm_demo_ok("ch10", llm_tensor_from(&t, 2, vs, v, 10, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&mx, LLM_MAX, &t, 1, 0, &err), &err)
+          && llm_demo_ok("ch10", llm_tensor_reduce(&sm, LLM_SUM, &t, 1, 0, &err), &err);
         for (i = 0; ok && i < 5; i++) {
             snprintf(cell[0], sizeof cell[0], "%s", lines[i]);
             describe(cell[1], sizeof cell[1], mx.data[i]);

@@ -8,26 +8,6 @@
 
 static const double fixture_a[6] = {1, 2, 3, 4, 5, 6};   /* A, shape [2, 3] */
 static const double fixture_w[6] = {1, 2, 0, 1, 2, 0};   /* W, shape [3, 2] */
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch11: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[2];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    llm_trace_row(tr, "refusals", 2, cells);
-}
-
 /* Prints "name shape=[..] values=[..]" of a new contiguous tensor and traces
    name_shape and name_values. */
 static void show(llm_trace *tr, const char *name, const llm_tensor *t)
@@ -88,9 +68,9 @@ int main(int argc, char **argv)
         const char *cells[5] = {cell[0], cell[1], cell[2], cell[3], cell[4]};
         double sum = 0.0;
 
-        ok = ok && check(llm_tensor_from(&a, 2, shape_a, fixture_a, 6, &err), &err)
-                && check(llm_tensor_from(&w, 2, shape_w, fixture_w, 6, &err), &err)
-                && check(llm_matmul(&c, &a, &w, 0, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch11", llm_tensor_from(&a, 2, shape_a, fixture_a, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&w, 2, shape_w, fixture_w, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c, &a, &w, 0, 0, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         show(&tr, "A", &a);
@@ -150,21 +130,21 @@ int main(int argc, char **argv)
         size_t i;
         int same_all = 1;
 
-        ok = ok && check(llm_tensor_from(&a, 2, shape_a, fixture_a, 6, &err), &err)
-                && check(llm_tensor_from(&w, 2, shape_w, fixture_w, 6, &err), &err)
-                && check(llm_tensor_from(&at, 2, shape_at, at_vals, 6, &err), &err)
-                && check(llm_tensor_from(&wt, 2, shape_wt, wt_vals, 6, &err), &err);
+        ok = ok && llm_demo_ok("ch11", llm_tensor_from(&a, 2, shape_a, fixture_a, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&w, 2, shape_w, fixture_w, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&at, 2, shape_at, at_vals, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&wt, 2, shape_wt, wt_vals, 6, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         view = w;                              /* W^T over W's buffer: no copy */
         view.shape[0] = 2; view.shape[1] = 3;
         view.stride[0] = 1; view.stride[1] = 2;
         view.owns = 0;
-        ok = ok && check(llm_matmul(&c[0], &a, &w, 0, 0, &err), &err)
-                && check(llm_matmul(&c[1], &at, &w, 1, 0, &err), &err)
-                && check(llm_matmul(&c[2], &a, &wt, 0, 1, &err), &err)
-                && check(llm_matmul(&c[3], &at, &wt, 1, 1, &err), &err)
-                && check(llm_matmul(&c[4], &a, &view, 0, 1, &err), &err);
+        ok = ok && llm_demo_ok("ch11", llm_matmul(&c[0], &a, &w, 0, 0, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c[1], &at, &w, 1, 0, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c[2], &a, &wt, 0, 1, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c[3], &at, &wt, 1, 1, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c[4], &a, &view, 0, 1, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         second[0] = &w; second[1] = &w; second[2] = &wt; second[3] = &wt; second[4] = &view;
@@ -197,11 +177,11 @@ int main(int argc, char **argv)
         size_t b;
         int same;
 
-        ok = ok && check(llm_tensor_from(&a, 3, shape_a3, a_vals, 12, &err), &err)
-                && check(llm_tensor_from(&w, 3, shape_w3, fixture_w, 6, &err), &err)
-                && check(llm_tensor_from(&w2, 2, shape_w, fixture_w, 6, &err), &err)
-                && check(llm_matmul(&c, &a, &w, 0, 0, &err), &err)
-                && check(llm_matmul(&c2, &a, &w2, 0, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch11", llm_tensor_from(&a, 3, shape_a3, a_vals, 12, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&w, 3, shape_w3, fixture_w, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&w2, 2, shape_w, fixture_w, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c, &a, &w, 0, 0, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c2, &a, &w2, 0, 0, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         show(&tr, "batched", &c);
@@ -233,12 +213,12 @@ int main(int argc, char **argv)
         size_t i;
         int positive = 1;
 
-        ok = ok && check(llm_tensor_zeros(&a, 2, shape_k0a, &err), &err)
-                && check(llm_tensor_zeros(&b, 2, shape_k0b, &err), &err)
-                && check(llm_matmul(&c, &a, &b, 0, 0, &err), &err)
-                && check(llm_tensor_zeros(&am, 2, shape_m0, &err), &err)
-                && check(llm_tensor_from(&w, 2, shape_w, fixture_w, 6, &err), &err)
-                && check(llm_matmul(&e, &am, &w, 0, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch11", llm_tensor_zeros(&a, 2, shape_k0a, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_zeros(&b, 2, shape_k0b, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c, &a, &b, 0, 0, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_zeros(&am, 2, shape_m0, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&w, 2, shape_w, fixture_w, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&e, &am, &w, 0, 0, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         show(&tr, "k0", &c);
@@ -272,9 +252,10 @@ int main(int argc, char **argv)
             textbook(up + t * M * N, a + t * M * K, b, M, K, N, 0);
             textbook(down + t * M * N, a + t * M * K, b, M, K, N, 1);
         }
-        ok = ok && check(llm_tensor_from(&ta, 3, shape_a3, a, NB * M * K, &err), &err)
-                && check(llm_tensor_from(&tb, 2, shape_b2, b, K * N, &err), &err)
-                && check(llm_matmul(&c, &ta, &tb, 0, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch11",
+                               llm_tensor_from(&ta, 3, shape_a3, a, NB * M * K, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&tb, 2, shape_b2, b, K * N, &err), &err)
+                && llm_demo_ok("ch11", llm_matmul(&c, &ta, &tb, 0, 0, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         same = memcmp(c.data, up, sizeof up) == 0;
@@ -298,9 +279,9 @@ int main(int argc, char **argv)
             double desc = 0.0, twice, once;
             char s1[64], s2[64];
 
-            ok = ok && check(llm_tensor_from(&ta, 2, shape_row, row, 3, &err), &err)
-                    && check(llm_tensor_from(&tb, 2, shape_col, ones, 3, &err), &err)
-                    && check(llm_matmul(&c, &ta, &tb, 0, 0, &err), &err);
+            ok = ok && llm_demo_ok("ch11", llm_tensor_from(&ta, 2, shape_row, row, 3, &err), &err)
+                    && llm_demo_ok("ch11", llm_tensor_from(&tb, 2, shape_col, ones, 3, &err), &err)
+                    && llm_demo_ok("ch11", llm_matmul(&c, &ta, &tb, 0, 0, &err), &err);
             if (!ok)
                 return llm_demo_finish(&tr, 0);
             for (t = 3; t-- > 0;)
@@ -331,13 +312,13 @@ int main(int argc, char **argv)
         llm_status st;
 
         memset(&out, 0, sizeof out);
-        ok = ok && check(llm_tensor_from(&a, 2, shape_a, fixture_a, 6, &err), &err)
-                && check(llm_tensor_from(&w, 2, shape_w, fixture_w, 6, &err), &err)
-                && check(llm_tensor_zeros(&v, 1, shape_v, &err), &err)
-                && check(llm_tensor_zeros(&wt, 2, shape_wt, &err), &err)
-                && check(llm_tensor_zeros(&a3, 3, shape_223, &err), &err)
-                && check(llm_tensor_zeros(&b422, 3, shape_422, &err), &err)
-                && check(llm_tensor_zeros(&b332, 3, shape_332, &err), &err);
+        ok = ok && llm_demo_ok("ch11", llm_tensor_from(&a, 2, shape_a, fixture_a, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_from(&w, 2, shape_w, fixture_w, 6, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_zeros(&v, 1, shape_v, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_zeros(&wt, 2, shape_wt, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_zeros(&a3, 3, shape_223, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_zeros(&b422, 3, shape_422, &err), &err)
+                && llm_demo_ok("ch11", llm_tensor_zeros(&b332, 3, shape_332, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memset(&column, 0, sizeof column);       /* shape [2^32, 1], strides [0, 0] */
@@ -349,21 +330,27 @@ int main(int argc, char **argv)
         row = column;                            /* shape [1, 2^32] */
         row.shape[0] = 1;
         row.shape[1] = (size_t)1 << 32;
-        refusal(&tr, "NULL x [3, 2]", llm_matmul(&out, NULL, &w, 0, 0, &err), &err);
-        refusal(&tr, "[2, 3] x [3]", llm_matmul(&out, &a, &v, 0, 0, &err), &err);
-        refusal(&tr, "[2, 3] x [2, 3]", llm_matmul(&out, &a, &wt, 0, 0, &err), &err);
+        llm_demo_refusal_cells(&tr, "c", "NULL x [3, 2]",
+                               llm_matmul(&out, NULL, &w, 0, 0, &err), &err);
+        llm_demo_refusal_cells(&tr, "c", "[2, 3] x [3]",
+                               llm_matmul(&out, &a, &v, 0, 0, &err), &err);
+        llm_demo_refusal_cells(&tr, "c", "[2, 3] x [2, 3]",
+                               llm_matmul(&out, &a, &wt, 0, 0, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "inner_message", err.message);
-        refusal(&tr, "[2, 3]^T x [3, 2]", llm_matmul(&out, &a, &w, 1, 0, &err), &err);
+        llm_demo_refusal_cells(&tr, "c", "[2, 3]^T x [3, 2]",
+                               llm_matmul(&out, &a, &w, 1, 0, &err), &err);
         printf("  %s\n", err.message);
         st = llm_matmul(&out, &a3, &b422, 0, 0, &err);
-        refusal(&tr, "[2, 2, 3] x [4, 2, 2]", st, &err);
+        llm_demo_refusal_cells(&tr, "c", "[2, 2, 3] x [4, 2, 2]", st, &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "inner_first", llm_status_name(st));
-        refusal(&tr, "[2, 2, 3] x [3, 3, 2]", llm_matmul(&out, &a3, &b332, 0, 0, &err), &err);
+        llm_demo_refusal_cells(&tr, "c", "[2, 2, 3] x [3, 3, 2]",
+                               llm_matmul(&out, &a3, &b332, 0, 0, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "batch_message", err.message);
-        refusal(&tr, "[2^32, 1] x [1, 2^32]", llm_matmul(&out, &column, &row, 0, 0, &err), &err);
+        llm_demo_refusal_cells(&tr, "c", "[2^32, 1] x [1, 2^32]",
+                               llm_matmul(&out, &column, &row, 0, 0, &err), &err);
         printf("  %s\n", err.message);
         ok = ok && out.data == NULL && out.rank == 0;
         printf("output untouched after refusals=%s\n", out.data == NULL ? "yes" : "no");

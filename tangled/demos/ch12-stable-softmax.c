@@ -8,27 +8,6 @@
 #include "llm/evidence.h"
 #include "llm/tensor.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch12: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 static unsigned long long bits(double x)
 {
     uint64_t u;
@@ -99,11 +78,11 @@ int main(int argc, char **argv)
         memset(&p, 0, sizeof p);
         memset(&lp, 0, sizeof lp);
         memset(&lse, 0, sizeof lse);
-        ok = check(llm_tensor_from(&x, 2, shape, logits, 6, &err), &err)
-             && check(llm_softmax(&p, &x, 1, &err), &err)
-             && check(llm_log_softmax(&lp, &x, 1, &err), &err)
-             && check(llm_logsumexp(&lse, &x, 1, &err), &err)
-             && check(llm_nll_mean(&loss, &x, targets, 3, &err), &err);
+        ok = llm_demo_ok("ch12", llm_tensor_from(&x, 2, shape, logits, 6, &err), &err)
+             && llm_demo_ok("ch12", llm_softmax(&p, &x, 1, &err), &err)
+             && llm_demo_ok("ch12", llm_log_softmax(&lp, &x, 1, &err), &err)
+             && llm_demo_ok("ch12", llm_logsumexp(&lse, &x, 1, &err), &err)
+             && llm_demo_ok("ch12", llm_nll_mean(&loss, &x, targets, 3, &err), &err);
         if (ok) {
             for (r = 0; r < 3; r++) {
                 const double *l = logits + 2 * r, *q = p.data + 2 * r;
@@ -180,15 +159,15 @@ int main(int argc, char **argv)
 
         memset(&p, 0, sizeof p);
         memset(&pt, 0, sizeof pt);
-        ok = check(llm_tensor_from(&x, 2, shape, values, 6, &err), &err);
+        ok = llm_demo_ok("ch12", llm_tensor_from(&x, 2, shape, values, 6, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         view = x;                                /* shares x's buffer */
         view.owns = 0;
         view.shape[0] = 3; view.shape[1] = 2;
         view.stride[0] = 1; view.stride[1] = 3;
-        ok = check(llm_softmax(&p, &x, 0, &err), &err)
-             && check(llm_softmax(&pt, &view, 1, &err), &err);
+        ok = llm_demo_ok("ch12", llm_softmax(&p, &x, 0, &err), &err)
+             && llm_demo_ok("ch12", llm_softmax(&pt, &view, 1, &err), &err);
         if (ok) {
             for (j = 0; j < 3; j++)
                 colsum[j] = p.data[j] + p.data[3 + j];
@@ -224,10 +203,10 @@ int main(int argc, char **argv)
         memset(&p, 0, sizeof p);
         memset(&lp, 0, sizeof lp);
         memset(&lse, 0, sizeof lse);
-        ok = check(llm_tensor_from(&x, 1, shape, values, 2, &err), &err)
-             && check(llm_softmax(&p, &x, 0, &err), &err)
-             && check(llm_log_softmax(&lp, &x, 0, &err), &err)
-             && check(llm_logsumexp(&lse, &x, 0, &err), &err);
+        ok = llm_demo_ok("ch12", llm_tensor_from(&x, 1, shape, values, 2, &err), &err)
+             && llm_demo_ok("ch12", llm_softmax(&p, &x, 0, &err), &err)
+             && llm_demo_ok("ch12", llm_log_softmax(&lp, &x, 0, &err), &err)
+             && llm_demo_ok("ch12", llm_logsumexp(&lse, &x, 0, &err), &err);
         if (ok) {
             logp[0] = log(p.data[0]);
             logp[1] = log(p.data[1]);
@@ -266,37 +245,44 @@ int main(int argc, char **argv)
         inf_v[0] = INFINITY;
         memset(&y, 0x5a, sizeof y);
         memcpy(&marker, &y, sizeof marker);   /* bytes, padding included */
-        ok = check(llm_tensor_from(&x, 2, shape, good, 6, &err), &err)
-             && check(llm_tensor_zeros(&s, 0, NULL, &err), &err)
-             && check(llm_tensor_from(&nan_x, 2, two, nan_v, 4, &err), &err)
-             && check(llm_tensor_from(&inf_x, 2, two, inf_v, 4, &err), &err)
-             && check(llm_tensor_zeros(&empty_c, 2, no_class, &err), &err)
-             && check(llm_tensor_zeros(&empty_r, 2, no_rows, &err), &err);
+        ok = llm_demo_ok("ch12", llm_tensor_from(&x, 2, shape, good, 6, &err), &err)
+             && llm_demo_ok("ch12", llm_tensor_zeros(&s, 0, NULL, &err), &err)
+             && llm_demo_ok("ch12", llm_tensor_from(&nan_x, 2, two, nan_v, 4, &err), &err)
+             && llm_demo_ok("ch12", llm_tensor_from(&inf_x, 2, two, inf_v, 4, &err), &err)
+             && llm_demo_ok("ch12", llm_tensor_zeros(&empty_c, 2, no_class, &err), &err)
+             && llm_demo_ok("ch12", llm_tensor_zeros(&empty_r, 2, no_rows, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
-        refusal(&tr, "softmax along axis 2 of [3, 2]", llm_softmax(&y, &x, 2, &err), &err);
-        refusal(&tr, "log_softmax of a scalar", llm_log_softmax(&y, &s, 0, &err), &err);
-        refusal(&tr, "logsumexp along the empty axis of [2, 0]",
-                llm_logsumexp(&y, &empty_c, 1, &err), &err);
-        refusal(&tr, "softmax of [[0, 1], [2, NaN]]", llm_softmax(&y, &nan_x, 1, &err), &err);
+        llm_demo_refusal(&tr, "softmax along axis 2 of [3, 2]",
+                         llm_softmax(&y, &x, 2, &err), &err);
+        llm_demo_refusal(&tr, "log_softmax of a scalar", llm_log_softmax(&y, &s, 0, &err), &err);
+        llm_demo_refusal(&tr, "logsumexp along the empty axis of [2, 0]",
+                         llm_logsumexp(&y, &empty_c, 1, &err), &err);
+        llm_demo_refusal(&tr, "softmax of [[0, 1], [2, NaN]]",
+                         llm_softmax(&y, &nan_x, 1, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "nan_message", err.message);
-        refusal(&tr, "log_softmax of [[inf, 1], [2, 0]]",
-                llm_log_softmax(&y, &inf_x, 1, &err), &err);
+        llm_demo_refusal(&tr, "log_softmax of [[inf, 1], [2, 0]]",
+                         llm_log_softmax(&y, &inf_x, 1, &err), &err);
         printf("  %s\n", err.message);
-        refusal(&tr, "softmax without an output tensor", llm_softmax(NULL, &x, 1, &err), &err);
-        refusal(&tr, "nll_mean with 2 targets for 3 rows",
-                llm_nll_mean(&loss, &x, targets, 2, &err), &err);
-        refusal(&tr, "nll_mean with targets [1, 2, 1] for 2 classes",
-                llm_nll_mean(&loss, &x, wrong, 3, &err), &err);
+        llm_demo_refusal(&tr, "softmax without an output tensor",
+                         llm_softmax(NULL, &x, 1, &err), &err);
+        llm_demo_refusal(&tr, "nll_mean with 2 targets for 3 rows",
+                         llm_nll_mean(&loss, &x, targets, 2, &err), &err);
+        llm_demo_refusal(&tr, "nll_mean with targets [1, 2, 1] for 2 classes",
+                         llm_nll_mean(&loss, &x, wrong, 3, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "target_message", err.message);
-        refusal(&tr, "nll_mean over [0, 2]", llm_nll_mean(&loss, &empty_r, targets, 0, &err), &err);
-        refusal(&tr, "nll_mean over [2, 0]", llm_nll_mean(&loss, &empty_c, targets, 0, &err), &err);
-        refusal(&tr, "nll_mean of a scalar", llm_nll_mean(&loss, &s, targets, 1, &err), &err);
-        refusal(&tr, "nll_mean of [[0, 1], [2, NaN]]",
-                llm_nll_mean(&loss, &nan_x, targets, 2, &err), &err);
-        refusal(&tr, "nll_mean without targets", llm_nll_mean(&loss, &x, NULL, 3, &err), &err);
+        llm_demo_refusal(&tr, "nll_mean over [0, 2]",
+                         llm_nll_mean(&loss, &empty_r, targets, 0, &err), &err);
+        llm_demo_refusal(&tr, "nll_mean over [2, 0]",
+                         llm_nll_mean(&loss, &empty_c, targets, 0, &err), &err);
+        llm_demo_refusal(&tr, "nll_mean of a scalar",
+                         llm_nll_mean(&loss, &s, targets, 1, &err), &err);
+        llm_demo_refusal(&tr, "nll_mean of [[0, 1], [2, NaN]]",
+                         llm_nll_mean(&loss, &nan_x, targets, 2, &err), &err);
+        llm_demo_refusal(&tr, "nll_mean without targets",
+                         llm_nll_mean(&loss, &x, NULL, 3, &err), &err);
         untouched = memcmp(&y, &marker, sizeof y) == 0 && loss == -1.0;
         printf("outputs untouched after refusals=%s\n", untouched ? "yes" : "no");
         llm_trace_value(&tr, "untouched", untouched ? "yes" : "no");

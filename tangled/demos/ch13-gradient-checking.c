@@ -8,27 +8,6 @@
 #include "llm/evidence.h"
 #include "llm/tensor.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch13: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->stage;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 static char *sci(char *buf, size_t size, double x)
 {
     if (x == 0.0)
@@ -151,8 +130,9 @@ int main(int argc, char **argv)
         size_t i;
         char b1[64], b2[64];
 
-        ok = ok && check(scalar_at(&t, 3.0, &err), &err)
-                && check(llm_central_difference(scalar_objective, &fn, &t, 0, 0.1, &d, &err), &err);
+        ok = ok && llm_demo_ok("ch13", scalar_at(&t, 3.0, &err), &err)
+                && llm_demo_ok("ch13", llm_central_difference(scalar_objective, &fn, &t, 0, 0.1,
+                                                              &d, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         printf("square theta=3 h=0.1 estimate=%s h_minus=%s h_plus=%s\n",
@@ -179,8 +159,9 @@ int main(int argc, char **argv)
         double nominal;
         char b1[64], b2[64];
 
-        ok = ok && check(scalar_at(&t, 1.0, &err), &err)
-                && check(llm_central_difference(scalar_objective, &fn, &t, 0, h, &d, &err), &err);
+        ok = ok && llm_demo_ok("ch13", scalar_at(&t, 1.0, &err), &err)
+                && llm_demo_ok("ch13", llm_central_difference(scalar_objective, &fn, &t, 0, h, &d,
+                                                              &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         nominal = ((1.0 + h) - (1.0 - h)) / (2.0 * h);
@@ -203,8 +184,9 @@ int main(int argc, char **argv)
         double slopes[2];
         char b1[64];
 
-        ok = ok && check(scalar_at(&t, 0.0, &err), &err)
-                && check(llm_central_difference(scalar_objective, &fn, &t, 0, 1e-3, &d, &err), &err);
+        ok = ok && llm_demo_ok("ch13", scalar_at(&t, 0.0, &err), &err)
+                && llm_demo_ok("ch13", llm_central_difference(scalar_objective, &fn, &t, 0, 1e-3,
+                                                              &d, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         slopes[0] = d.slope_minus;
@@ -224,7 +206,7 @@ int main(int argc, char **argv)
         double h = 1.0;
         int k;
 
-        ok = ok && check(scalar_at(&t, 1.5, &err), &err);
+        ok = ok && llm_demo_ok("ch13", scalar_at(&t, 1.5, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         for (k = 1; k <= 15 && ok; k++) {
@@ -233,7 +215,8 @@ int main(int argc, char **argv)
             const char *plot[5] = {c[0], c[7], c[3], c[6], c[5]};
             double e, nominal, en;
             h /= 10.0;
-            ok = check(llm_central_difference(scalar_objective, &fn, &t, 0, h, &d, &err), &err);
+            ok = llm_demo_ok("ch13", llm_central_difference(scalar_objective, &fn, &t, 0, h, &d,
+                                                            &err), &err);
             if (!ok)
                 break;
             e = llm_gradient_error(4.75, d.estimate);
@@ -283,13 +266,13 @@ int main(int argc, char **argv)
         size_t coords[4], failures = 0, wrong_failures = 0, k;
         char c[6][40];
 
-        ok = ok && check(llm_tensor_from(&z, 2, shape, logits, 6, &err), &err);
+        ok = ok && llm_demo_ok("ch13", llm_tensor_from(&z, 2, shape, logits, 6, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
-        ok = check(llm_nll_mean(&loss, &z, targets, 2, &err), &err)
-          && check(nll_gradient(&z, targets, 2.0, grad, &err), &err)
-          && check(nll_gradient(&z, targets, 1.0, wrong, &err), &err)
-          && check(llm_gradient_coords(z.size, 4, coords, &err), &err);
+        ok = llm_demo_ok("ch13", llm_nll_mean(&loss, &z, targets, 2, &err), &err)
+          && llm_demo_ok("ch13", nll_gradient(&z, targets, 2.0, grad, &err), &err)
+          && llm_demo_ok("ch13", nll_gradient(&z, targets, 1.0, wrong, &err), &err)
+          && llm_demo_ok("ch13", llm_gradient_coords(z.size, 4, coords, &err), &err);
         printf("nll logits=%s targets=[0, 2] loss=%s\n",
                llm_fmt_list(buf, sizeof buf, logits, 6, 0), llm_fmt(c[0], sizeof c[0], loss, 12));
         llm_trace_value(&tr, "nll_loss", c[0]);
@@ -299,8 +282,8 @@ int main(int argc, char **argv)
             const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], NULL};
             size_t at[2] = {coords[k] / 3, coords[k] % 3};
             double e;
-            ok = check(llm_central_difference(nll_objective, &ctx, &z, coords[k], 1e-5, &d, &err),
-                       &err);
+            ok = llm_demo_ok("ch13", llm_central_difference(nll_objective, &ctx, &z, coords[k],
+                                                            1e-5, &d, &err), &err);
             if (!ok)
                 break;
             e = llm_gradient_error(grad[coords[k]], d.estimate);
@@ -315,10 +298,12 @@ int main(int argc, char **argv)
                    c[0], c[1], c[2], c[3], c[4], c[5]);
             llm_trace_row(&tr, "nll", 7, cells);
         }
-        ok = ok && check(llm_gradient_check(nll_objective, &ctx, &z, grad, coords, 4, 1e-5, tol,
-                                            &worst, &failures, &err), &err)
-                && check(llm_gradient_check(nll_objective, &ctx, &z, wrong, coords, 4, 1e-5, tol,
-                                            &wrong_worst, &wrong_failures, &err), &err);
+        ok = ok && llm_demo_ok("ch13",
+                               llm_gradient_check(nll_objective, &ctx, &z, grad, coords, 4, 1e-5,
+                                                  tol, &worst, &failures, &err), &err)
+                && llm_demo_ok("ch13",
+                               llm_gradient_check(nll_objective, &ctx, &z, wrong, coords, 4, 1e-5,
+                                                  tol, &wrong_worst, &wrong_failures, &err), &err);
         printf("nll check worst=%s failures=%zu of 4 verdict=%s\n", sci(c[0], sizeof c[0], worst),
                failures, failures == 0 ? "pass" : "fail");
         printf("nll check without the 1/rows of the mean: worst=%s failures=%zu of 4 verdict=%s\n",
@@ -348,8 +333,9 @@ int main(int argc, char **argv)
         int exact;
 
         memcpy(values, bits, sizeof values);
-        ok = ok && check(llm_tensor_from(&t, 1, three, values, 3, &err), &err)
-                && check(llm_central_difference(first_two_squared, NULL, &t, 0, 0.5, &d, &err), &err);
+        ok = ok && llm_demo_ok("ch13", llm_tensor_from(&t, 1, three, values, 3, &err), &err)
+                && llm_demo_ok("ch13", llm_central_difference(first_two_squared, NULL, &t, 0, 0.5,
+                                                              &d, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memcpy(after, t.data, sizeof after);
@@ -387,34 +373,44 @@ int main(int argc, char **argv)
         double worst = -1.0;
         size_t failures = 99, picked[4];
 
-        ok = ok && check(llm_tensor_from(&z, 2, shape, logits, 6, &err), &err)
-                && check(scalar_at(&one, 1.0, &err), &err)
-                && check(scalar_at(&zero, 0.0, &err), &err);
+        ok = ok && llm_demo_ok("ch13", llm_tensor_from(&z, 2, shape, logits, 6, &err), &err)
+                && llm_demo_ok("ch13", scalar_at(&one, 1.0, &err), &err)
+                && llm_demo_ok("ch13", scalar_at(&zero, 0.0, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
-        refusal(&tr, "h = 0", llm_central_difference(scalar_objective, &sq, &one, 0, 0.0,
-                                                     &d, &err), &err);
-        refusal(&tr, "h = NaN", llm_central_difference(scalar_objective, &sq, &one, 0, NAN,
-                                                       &d, &err), &err);
-        refusal(&tr, "tolerance = 0", llm_gradient_check(scalar_objective, &sq, &one, grad, coords,
-                                                         1, 1e-5, 0.0, &worst, &failures, &err), &err);
-        refusal(&tr, "no coordinates", llm_gradient_check(scalar_objective, &sq, &one, grad, coords,
-                                                          0, 1e-5, 1e-6, &worst, &failures, &err), &err);
-        refusal(&tr, "4 of 3 coordinates", llm_gradient_coords(3, 4, picked, &err), &err);
-        ok = ok && check(llm_tensor_transpose(&view, &z, 0, 1, &err), &err);
-        refusal(&tr, "a transposed view", llm_central_difference(nll_objective, &ctx, &view, 0, 1e-5,
-                                                                 &d, &err), &err);
-        refusal(&tr, "coordinate 6 of 6", llm_gradient_check(nll_objective, &ctx, &z, grad, coords, 2,
-                                                             1e-5, 1e-6, &worst, &failures, &err), &err);
-        refusal(&tr, "h = 1e-17 at 1", llm_central_difference(scalar_objective, &sq, &one, 0, 1e-17,
-                                                              &d, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "h = 0",
+                               llm_central_difference(scalar_objective, &sq, &one, 0, 0.0, &d,
+                                                      &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "h = NaN",
+                               llm_central_difference(scalar_objective, &sq, &one, 0, NAN, &d,
+                                                      &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "tolerance = 0",
+                               llm_gradient_check(scalar_objective, &sq, &one, grad, coords, 1,
+                                                  1e-5, 0.0, &worst, &failures, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "no coordinates",
+                               llm_gradient_check(scalar_objective, &sq, &one, grad, coords, 0,
+                                                  1e-5, 1e-6, &worst, &failures, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "4 of 3 coordinates",
+                               llm_gradient_coords(3, 4, picked, &err), &err);
+        ok = ok && llm_demo_ok("ch13", llm_tensor_transpose(&view, &z, 0, 1, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "a transposed view",
+                               llm_central_difference(nll_objective, &ctx, &view, 0, 1e-5, &d,
+                                                      &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "coordinate 6 of 6",
+                               llm_gradient_check(nll_objective, &ctx, &z, grad, coords, 2, 1e-5,
+                                                  1e-6, &worst, &failures, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "h = 1e-17 at 1",
+                               llm_central_difference(scalar_objective, &sq, &one, 0, 1e-17, &d,
+                                                      &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "small_h_message", err.message);
-        refusal(&tr, "sqrt at 0", llm_central_difference(scalar_objective, &root, &zero, 0, 1e-5,
-                                                         &d, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "sqrt at 0",
+                               llm_central_difference(scalar_objective, &root, &zero, 0, 1e-5, &d,
+                                                      &err), &err);
         printf("  %s\n", err.message);
-        refusal(&tr, "target 3 of 3 classes", llm_central_difference(nll_objective, &ctx, &z, 0, 1e-5,
-                                                                     &d, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "target 3 of 3 classes",
+                               llm_central_difference(nll_objective, &ctx, &z, 0, 1e-5, &d, &err),
+                               &err);
         printf("outputs untouched=%s logits unchanged=%s\n",
                worst == -1.0 && failures == 99 ? "yes" : "no",
                memcmp(z.data, logits, sizeof logits) == 0 ? "yes" : "no");
