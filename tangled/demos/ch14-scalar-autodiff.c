@@ -8,32 +8,12 @@
 #include "llm/autodiff.h"
 #include "llm/evidence.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch14: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
 static int give_up(llm_trace *tr, llm_stape *tape)
 {
     llm_stape_free(tape);
     return llm_demo_finish(tr, 0);
 }
 
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->stage;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
 /* Prints node id as "node 1 mul [0, 0] value=4 grad=2" and writes the
    same cells as a row of the trace table: id, op, edges, value, grad. */
 static void node_row(llm_trace *tr, const char *table, const llm_stape *tape,
@@ -90,14 +70,14 @@ int main(int argc, char **argv)
     printf("chapter=14 scalar-autodiff\n");
     {
         size_t order[3], n = 0, i;
-        ok = ok && check(llm_stape_init(&tape, 2, &err), &err);
+        ok = ok && llm_demo_ok("ch14", llm_stape_init(&tape, 2, &err), &err);
         snprintf(buf, sizeof buf, "%zu", tape.capacity);
         printf("tape initial_capacity=%s\n", buf);
         llm_trace_value(&tr, "capacity_initial", buf);
-        ok = ok && check(llm_stape_leaf(&tape, 2.0, &x, &err), &err)
-                && check(llm_stape_mul(&tape, x, x, &sq, &err), &err)
-                && check(llm_stape_add(&tape, sq, sq, &loss, &err), &err)
-                && check(llm_stape_order(&tape, loss, order, &n, &err), &err);
+        ok = ok && llm_demo_ok("ch14", llm_stape_leaf(&tape, 2.0, &x, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_mul(&tape, x, x, &sq, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_add(&tape, sq, sq, &loss, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_order(&tape, loss, order, &n, &err), &err);
         if (!ok)
             return give_up(&tr, &tape);
         printf("x=%s", llm_fmt(buf, sizeof buf, tape.nodes[x].value, 0));
@@ -114,7 +94,7 @@ int main(int argc, char **argv)
     }
     {
         size_t i;
-        ok = ok && check(llm_stape_backward(&tape, loss, 1.0, &err), &err);
+        ok = ok && llm_demo_ok("ch14", llm_stape_backward(&tape, loss, 1.0, &err), &err);
         if (!ok)
             return give_up(&tr, &tape);
         grads_row(&tr, "backward 1", "pass1", &tape);
@@ -129,7 +109,7 @@ int main(int argc, char **argv)
                 char cell[6][64];
                 const char *cells[6] = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5]};
                 double d = 0.0;
-                ok = ok && check(llm_stape_partial(&tape, i, k, &d, &err), &err);
+                ok = ok && llm_demo_ok("ch14", llm_stape_partial(&tape, i, k, &d, &err), &err);
                 snprintf(cell[0], sizeof cell[0], "%zu", i);
                 snprintf(cell[1], sizeof cell[1], "%zu", k);
                 snprintf(cell[2], sizeof cell[2], "%zu", v->arg[k]);
@@ -141,22 +121,22 @@ int main(int argc, char **argv)
                 llm_trace_row(&tr, "edges", 6, cells);
             }
         }
-        ok = ok && check(llm_stape_backward(&tape, loss, 1.0, &err), &err);
+        ok = ok && llm_demo_ok("ch14", llm_stape_backward(&tape, loss, 1.0, &err), &err);
         grads_row(&tr, "backward 2", "pass2", &tape);
         ok = ok && tape.nodes[loss].grad == 2.0 && tape.nodes[sq].grad == 4.0
                 && tape.nodes[x].grad == 16.0;
-        ok = ok && check(llm_stape_zero_grad(&tape, &err), &err);
+        ok = ok && llm_demo_ok("ch14", llm_stape_zero_grad(&tape, &err), &err);
         grads_row(&tr, "zero_grad", "zeroed", &tape);
         ok = ok && tape.nodes[loss].grad == 0.0 && tape.nodes[sq].grad == 0.0
                 && tape.nodes[x].grad == 0.0;
     }
     {
         size_t d = 0, s = 0, order[6], n = 0, i;
-        ok = ok && check(llm_stape_detach(&tape, x, &d, &err), &err)
-                && check(llm_stape_scale(&tape, d, 3.0, &s, &err), &err)
-                && check(llm_stape_add(&tape, sq, s, &y, &err), &err)
-                && check(llm_stape_order(&tape, y, order, &n, &err), &err)
-                && check(llm_stape_backward(&tape, y, 1.0, &err), &err);
+        ok = ok && llm_demo_ok("ch14", llm_stape_detach(&tape, x, &d, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_scale(&tape, d, 3.0, &s, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_add(&tape, sq, s, &y, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_order(&tape, y, order, &n, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_backward(&tape, y, 1.0, &err), &err);
         if (!ok)
             return give_up(&tr, &tape);
         printf("detach: y = x*x + detach(x)*3 = %s\n",
@@ -183,26 +163,35 @@ int main(int argc, char **argv)
 
         memcpy(before, tape.nodes, sizeof before);
         memset(&other, 0, sizeof other);
-        refusal(&tr, "leaf NaN", llm_stape_leaf(&tape, NAN, &id, &err), &err);
-        refusal(&tr, "add sq + node 99", llm_stape_add(&tape, sq, 99, &id, &err), &err);
-        refusal(&tr, "mul node 99 * x", llm_stape_mul(&tape, 99, x, &id, &err), &err);
-        refusal(&tr, "scale x by 1e308", llm_stape_scale(&tape, x, 1e308, &id, &err), &err);
-        refusal(&tr, "exp of node 6", llm_stape_exp(&tape, 6, &id, &err), &err);
-        refusal(&tr, "tanh without a place for the id", llm_stape_tanh(&tape, x, NULL, &err),
-                &err);
-        refusal(&tr, "detach node 6", llm_stape_detach(&tape, 6, &id, &err), &err);
-        refusal(&tr, "edge 0 of the detach node", llm_stape_partial(&tape, 3, 0, &g, &err),
-                &err);
-        refusal(&tr, "grad of node 6", llm_stape_grad(&tape, 6, &g, &err), &err);
-        refusal(&tr, "backward from node 6", llm_stape_backward(&tape, 6, 1.0, &err), &err);
-        refusal(&tr, "backward with seed NaN", llm_stape_backward(&tape, y, NAN, &err), &err);
-        refusal(&tr, "backward without a tape", llm_stape_backward(NULL, y, 1.0, &err), &err);
-        refusal(&tr, "backward from y with seed 1e308",
-                llm_stape_backward(&tape, y, 1e308, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "leaf NaN", llm_stape_leaf(&tape, NAN, &id, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "add sq + node 99",
+                               llm_stape_add(&tape, sq, 99, &id, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "mul node 99 * x",
+                               llm_stape_mul(&tape, 99, x, &id, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "scale x by 1e308",
+                               llm_stape_scale(&tape, x, 1e308, &id, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "exp of node 6",
+                               llm_stape_exp(&tape, 6, &id, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "tanh without a place for the id",
+                               llm_stape_tanh(&tape, x, NULL, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "detach node 6",
+                               llm_stape_detach(&tape, 6, &id, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "edge 0 of the detach node",
+                               llm_stape_partial(&tape, 3, 0, &g, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "grad of node 6",
+                               llm_stape_grad(&tape, 6, &g, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "backward from node 6",
+                               llm_stape_backward(&tape, 6, 1.0, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "backward with seed NaN",
+                               llm_stape_backward(&tape, y, NAN, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "backward without a tape",
+                               llm_stape_backward(NULL, y, 1.0, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "backward from y with seed 1e308",
+                               llm_stape_backward(&tape, y, 1e308, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "overflow_message", err.message);
-        refusal(&tr, "a tape of SIZE_MAX/8 nodes", llm_stape_init(&other, SIZE_MAX / 8, &err),
-                &err);
+        llm_demo_refusal_cells(&tr, "cs", "a tape of SIZE_MAX/8 nodes",
+                               llm_stape_init(&other, SIZE_MAX / 8, &err), &err);
         same_nodes = tape.count == 6 && memcmp(before, tape.nodes, sizeof before) == 0;
         for (i = 0; i < 6; i++)
             same_grads = same_grads
@@ -220,11 +209,11 @@ int main(int argc, char **argv)
         size_t a = 0, t = 0, e = 0, i;
         double fd;
         memset(&chain, 0, sizeof chain);
-        ok = ok && check(llm_stape_init(&chain, 1, &err), &err)
-                && check(llm_stape_leaf(&chain, x0, &a, &err), &err)
-                && check(llm_stape_tanh(&chain, a, &t, &err), &err)
-                && check(llm_stape_exp(&chain, t, &e, &err), &err)
-                && check(llm_stape_backward(&chain, e, 1.0, &err), &err);
+        ok = ok && llm_demo_ok("ch14", llm_stape_init(&chain, 1, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_leaf(&chain, x0, &a, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_tanh(&chain, a, &t, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_exp(&chain, t, &e, &err), &err)
+                && llm_demo_ok("ch14", llm_stape_backward(&chain, e, 1.0, &err), &err);
         if (!ok)
             return give_up(&tr, &chain);
         for (i = 0; i < chain.count; i++)

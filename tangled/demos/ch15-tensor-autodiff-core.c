@@ -8,26 +8,6 @@
 #include "llm/evidence.h"
 #include "llm/tensor.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch15: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->stage;
-    printf("reject %s: %s (%s)\n", cells[0], cells[1], cells[2]);
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* The elements of t (at most 64) in row-major order, read through its
    strides: "[1, 3, 5, 2, 4, 6]". */
 static char *show(char *buf, size_t size, const llm_tensor *t, int decimals)
@@ -154,15 +134,18 @@ static int run_probe(llm_trace *tr, probe *pr, const char *label, llm_tensor *th
     memset(&pr->weight, 0, sizeof pr->weight);
     for (i = 0; i < theta->size && i < 6; i++)
         coords[i] = i;
-    ok = ok && check(llm_tensor_zeros(&grad, theta->rank, theta->shape, &err), &err)
-            && check(probe_record(pr, theta, NULL, &y, &err), &err)
-            && check(llm_tape_value(&pr->tape, y, &c, &err), &err) && c->size <= 6
-            && check(llm_tensor_from(&pr->weight, c->rank, c->shape, w, c->size, &err), &err)
-            && check(probe_record(pr, theta, &grad, &y, &err), &err)
-            && check(llm_tape_backward(&pr->tape, y, &pr->weight, 0, &err), &err)
-            && check(llm_gradient_check(probe_value, pr, theta, grad.data, coords,
-                                        theta->size, 1e-5, 1e-6, &worst, &failures, &err),
-                     &err);
+    ok = ok && llm_demo_ok("ch15",
+                           llm_tensor_zeros(&grad, theta->rank, theta->shape, &err), &err)
+            && llm_demo_ok("ch15", probe_record(pr, theta, NULL, &y, &err), &err)
+            && llm_demo_ok("ch15", llm_tape_value(&pr->tape, y, &c, &err), &err)
+            && c->size <= 6
+            && llm_demo_ok("ch15", llm_tensor_from(&pr->weight, c->rank, c->shape, w, c->size,
+                                                   &err), &err)
+            && llm_demo_ok("ch15", probe_record(pr, theta, &grad, &y, &err), &err)
+            && llm_demo_ok("ch15", llm_tape_backward(&pr->tape, y, &pr->weight, 0, &err), &err)
+            && llm_demo_ok("ch15", llm_gradient_check(probe_value, pr, theta, grad.data,
+                                                      coords, theta->size, 1e-5, 1e-6, &worst,
+                                                      &failures, &err), &err);
     llm_fmt_sizes(cell[0], sizeof cell[0], theta->shape, theta->rank);
     snprintf(cell[1], sizeof cell[1], "%zu", theta->size);
     snprintf(cell[2], sizeof cell[2], "%.1e", worst);
@@ -197,12 +180,12 @@ int main(int argc, char **argv)
         memset(&dx, 0, sizeof dx);
         memset(&dbias, 0, sizeof dbias);
         memset(&seed, 0, sizeof seed);
-        ok = check(llm_tensor_from(&x, 2, s23, xv, 6, &err), &err)
-          && check(llm_tensor_from(&bias, 1, s3, bv, 3, &err), &err)
-          && check(llm_tensor_zeros(&dx, 2, s23, &err), &err)
-          && check(llm_tensor_zeros(&dbias, 1, s3, &err), &err)
-          && check(llm_tensor_from(&seed, 1, s2, sv, 2, &err), &err)
-          && check(llm_tape_init(&tape, 4, &err), &err);
+        ok = llm_demo_ok("ch15", llm_tensor_from(&x, 2, s23, xv, 6, &err), &err)
+          && llm_demo_ok("ch15", llm_tensor_from(&bias, 1, s3, bv, 3, &err), &err)
+          && llm_demo_ok("ch15", llm_tensor_zeros(&dx, 2, s23, &err), &err)
+          && llm_demo_ok("ch15", llm_tensor_zeros(&dbias, 1, s3, &err), &err)
+          && llm_demo_ok("ch15", llm_tensor_from(&seed, 1, s2, sv, 2, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_init(&tape, 4, &err), &err);
         if (!ok)
             goto done;
         printf("x=%s shape=[2, 3] bias=%s seed=%s tape capacity=%zu\n",
@@ -213,15 +196,15 @@ int main(int argc, char **argv)
         const size_t s32[2] = {3, 2};
         llm_var vr, vt, vh, vq;
         const llm_tensor *t = NULL, *m = NULL;
-        ok = check(llm_tape_leaf(&tape, &x, &dx, &vx, &err), &err)
-          && check(llm_tape_leaf(&tape, &bias, &dbias, &vb, &err), &err)
-          && check(llm_tape_reshape(&tape, vx, 2, s32, &vr, &err), &err)
-          && check(llm_tape_transpose(&tape, vr, 0, 1, &vt, &err), &err)
-          && check(llm_tape_add(&tape, vt, vb, &vh, &err), &err)
-          && check(llm_tape_mul(&tape, vh, vh, &vq, &err), &err)
-          && check(llm_tape_mean(&tape, vq, 1, 0, &vm, &err), &err)
-          && check(llm_tape_value(&tape, vt, &t, &err), &err)
-          && check(llm_tape_value(&tape, vm, &m, &err), &err);
+        ok = llm_demo_ok("ch15", llm_tape_leaf(&tape, &x, &dx, &vx, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_leaf(&tape, &bias, &dbias, &vb, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_reshape(&tape, vx, 2, s32, &vr, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_transpose(&tape, vr, 0, 1, &vt, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_add(&tape, vt, vb, &vh, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_mul(&tape, vh, vh, &vq, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_mean(&tape, vq, 1, 0, &vm, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_value(&tape, vt, &t, &err), &err)
+          && llm_demo_ok("ch15", llm_tape_value(&tape, vm, &m, &err), &err);
         if (!ok)
             goto done;
         printf("t = transpose(reshape(x, [3, 2])) = %s\n", show(buf, sizeof buf, t, 0));
@@ -235,7 +218,7 @@ int main(int argc, char **argv)
     {
         size_t i;
         const llm_tensor *m = NULL;
-        ok = check(llm_tape_backward(&tape, vm, &seed, 1, &err), &err);
+        ok = llm_demo_ok("ch15", llm_tape_backward(&tape, vm, &seed, 1, &err), &err);
         if (!ok)
             goto done;
         for (i = 0; i < tape.count; i++)
@@ -248,7 +231,7 @@ int main(int argc, char **argv)
         ok = ok && strcmp(buf, "[16, 16, 34]") == 0;
         printf(" dbias shape=%s\n", llm_fmt_sizes(buf, sizeof buf, dbias.shape, dbias.rank));
         llm_trace_value(&tr, "dbias_shape", buf);
-        ok = ok && check(llm_tape_backward(&tape, vm, &seed, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch15", llm_tape_backward(&tape, vm, &seed, 0, &err), &err);
         printf("pass 2 (releases): dx=%s", show(buf, sizeof buf, &dx, 0));
         llm_trace_value(&tr, "pass2_dx", buf);
         ok = ok && strcmp(buf, "[8, 24, 8, 24, 20, 48]") == 0;
@@ -256,24 +239,26 @@ int main(int argc, char **argv)
                tape.released ? "yes" : "no");
         llm_trace_value(&tr, "pass2_dbias", buf);
         ok = ok && tape.released;
-        refusal(&tr, "a third backward pass", llm_tape_backward(&tape, vm, &seed, 0, &err),
-                &err);
+        llm_demo_refusal_cells(&tr, "cs", "a third backward pass",
+                               llm_tape_backward(&tape, vm, &seed, 0, &err), &err);
         llm_trace_value(&tr, "released_code", llm_status_name(err.code));
         llm_trace_value(&tr, "released_message", err.message);
         printf("  %s\n", err.message);
-        refusal(&tr, "the value of m after release", llm_tape_value(&tape, vm, &m, &err), &err);
-        refusal(&tr, "add after release", llm_tape_add(&tape, vx, vb, &stale_x, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "the value of m after release",
+                               llm_tape_value(&tape, vm, &m, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "add after release",
+                               llm_tape_add(&tape, vx, vb, &stale_x, &err), &err);
     }
     {
         const size_t capacity = tape.capacity;
         llm_var y;
-        ok = ok && check(llm_tape_reset(&tape, &err), &err);
+        ok = ok && llm_demo_ok("ch15", llm_tape_reset(&tape, &err), &err);
         printf("reset: nodes=%zu capacity=%zu released=%s\n", tape.count, tape.capacity,
                tape.released ? "yes" : "no");
         ok = ok && tape.count == 0 && tape.capacity == capacity && !tape.released;
         stale_x = vx;
-        refusal(&tr, "add with handles from before the reset",
-                llm_tape_add(&tape, vx, vb, &y, &err), &err);
+        llm_demo_refusal_cells(&tr, "cs", "add with handles from before the reset",
+                               llm_tape_add(&tape, vx, vb, &y, &err), &err);
         llm_trace_value(&tr, "stale_message", err.message);
         printf("  %s\n", err.message);
     }
@@ -288,22 +273,22 @@ int main(int argc, char **argv)
         memset(&c10, 0, sizeof c10);
         memset(&q, 0, sizeof q);
         memset(&huge, 0, sizeof huge);
-        ok = ok && check(llm_tensor_from(&p, 1, s2, pv, 2, &err), &err)
-                && check(llm_tensor_zeros(&gp, 1, s2, &err), &err)
-                && check(llm_tensor_from(&c10, 0, NULL, &ten, 1, &err), &err)
-                && check(llm_tensor_from(&q, 1, s3, qv, 3, &err), &err)
-                && check(llm_tensor_from(&huge, 0, NULL, &big, 1, &err), &err)
-                && check(llm_tape_leaf(&tape, &p, &gp, &vp, &err), &err)
-                && check(llm_tape_mul(&tape, vp, vp, &vpp, &err), &err)
-                && check(llm_tape_detach(&tape, vp, &vd, &err), &err)
-                && check(llm_tape_constant(&tape, &c10, &vc, &err), &err)
-                && check(llm_tape_mul(&tape, vd, vc, &vdc, &err), &err)
-                && check(llm_tape_add(&tape, vpp, vdc, &vs, &err), &err)
-                && check(llm_tape_sum_all(&tape, vs, &vl, &err), &err)
-                && check(llm_tape_constant(&tape, &q, &vq, &err), &err)
-                && check(llm_tape_constant(&tape, &huge, &vbig, &err), &err)
-                && check(llm_tape_backward(&tape, vl, NULL, 1, &err), &err)
-                && check(llm_tape_value(&tape, vl, &loss, &err), &err);
+        ok = ok && llm_demo_ok("ch15", llm_tensor_from(&p, 1, s2, pv, 2, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_zeros(&gp, 1, s2, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&c10, 0, NULL, &ten, 1, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&q, 1, s3, qv, 3, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&huge, 0, NULL, &big, 1, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_leaf(&tape, &p, &gp, &vp, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_mul(&tape, vp, vp, &vpp, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_detach(&tape, vp, &vd, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_constant(&tape, &c10, &vc, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_mul(&tape, vd, vc, &vdc, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_add(&tape, vpp, vdc, &vs, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_sum_all(&tape, vs, &vl, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_constant(&tape, &q, &vq, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_constant(&tape, &huge, &vbig, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_backward(&tape, vl, NULL, 1, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_value(&tape, vl, &loss, &err), &err);
         if (ok) {
             size_t i;
             printf("detach: sum(p*p + detach(p)*10) = %s",
@@ -337,41 +322,49 @@ int main(int argc, char **argv)
                 memcpy(grad_before, gp.data, sizeof grad_before);
                 memset(&other, 0, sizeof other);
                 ok = ok && tape.count == n
-                        && check(llm_tensor_zeros(&wrong, 1, s3, &err), &err)
-                        && check(llm_tensor_from(&nan_t, 0, NULL, &nan_v, 1, &err), &err)
-                        && check(llm_tensor_zeros(&seed3, 1, s3, &err), &err)
-                        && check(llm_tensor_from(&huge_seed, 0, NULL, &big_seed, 1, &err), &err)
-                        && check(llm_tensor_from(&nan_seed, 0, NULL, &nan_v, 1, &err), &err)
-                        && check(llm_tensor_transpose(&xt, &x, 0, 1, &err), &err)
-                        && check(llm_tape_init(&other, 1, &err), &err)
-                        && check(llm_tape_constant(&other, &q, &ov, &err), &err);
-                refusal(&tr, "add p [2] + q [3]", llm_tape_add(&tape, vp, vq, &id, &err), &err);
-                refusal(&tr, "mul with a stale handle", llm_tape_mul(&tape, stale_x, vp, &id, &err), &err);
-                refusal(&tr, "sub with another tape's handle", llm_tape_sub(&tape, vp, ov, &id, &err),
-                        &err);
-                refusal(&tr, "mul 1e200 * 1e200", llm_tape_mul(&tape, vbig, vbig, &id, &err), &err);
-                refusal(&tr, "transpose axes 0 and 1 of p [2]",
-                        llm_tape_transpose(&tape, vp, 0, 1, &id, &err), &err);
-                refusal(&tr, "sum of p over axis 1", llm_tape_sum(&tape, vp, 1, 0, &id, &err), &err);
-                refusal(&tr, "reshape p [2] to [3]", llm_tape_reshape(&tape, vp, 1, s3, &id, &err),
-                        &err);
-                refusal(&tr, "leaf with a grad of shape [3]", llm_tape_leaf(&tape, &p, &wrong, &id, &err),
-                        &err);
-                refusal(&tr, "leaf of a transposed view", llm_tape_leaf(&tape, &xt, NULL, &id, &err), &err);
-                refusal(&tr, "leaf NaN", llm_tape_leaf(&tape, &nan_t, NULL, &id, &err), &err);
-                refusal(&tr, "leaf p again, with p's grad", llm_tape_leaf(&tape, &p, &gp, &id, &err),
-                        &err);
-                refusal(&tr, "backward from node 5 [2] with seed [3]",
-                        llm_tape_backward(&tape, vs, &seed3, 1, &err), &err);
-                refusal(&tr, "backward from node 5 [2] without seed",
-                        llm_tape_backward(&tape, vs, NULL, 1, &err), &err);
-                refusal(&tr, "backward with seed NaN", llm_tape_backward(&tape, vl, &nan_seed, 1, &err),
-                        &err);
-                refusal(&tr, "backward with seed 1e308", llm_tape_backward(&tape, vl, &huge_seed, 0, &err),
-                        &err);
+                        && llm_demo_ok("ch15", llm_tensor_zeros(&wrong, 1, s3, &err), &err)
+                        && llm_demo_ok("ch15", llm_tensor_from(&nan_t, 0, NULL, &nan_v, 1, &err), &err)
+                        && llm_demo_ok("ch15", llm_tensor_zeros(&seed3, 1, s3, &err), &err)
+                        && llm_demo_ok("ch15",
+                                       llm_tensor_from(&huge_seed, 0, NULL, &big_seed, 1, &err), &err)
+                        && llm_demo_ok("ch15", llm_tensor_from(&nan_seed, 0, NULL, &nan_v, 1, &err), &err)
+                        && llm_demo_ok("ch15", llm_tensor_transpose(&xt, &x, 0, 1, &err), &err)
+                        && llm_demo_ok("ch15", llm_tape_init(&other, 1, &err), &err)
+                        && llm_demo_ok("ch15", llm_tape_constant(&other, &q, &ov, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "add p [2] + q [3]",
+                                       llm_tape_add(&tape, vp, vq, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "mul with a stale handle",
+                                       llm_tape_mul(&tape, stale_x, vp, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "sub with another tape's handle",
+                                       llm_tape_sub(&tape, vp, ov, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "mul 1e200 * 1e200",
+                                       llm_tape_mul(&tape, vbig, vbig, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "transpose axes 0 and 1 of p [2]",
+                                       llm_tape_transpose(&tape, vp, 0, 1, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "sum of p over axis 1",
+                                       llm_tape_sum(&tape, vp, 1, 0, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "reshape p [2] to [3]",
+                                       llm_tape_reshape(&tape, vp, 1, s3, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "leaf with a grad of shape [3]",
+                                       llm_tape_leaf(&tape, &p, &wrong, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "leaf of a transposed view",
+                                       llm_tape_leaf(&tape, &xt, NULL, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "leaf NaN",
+                                       llm_tape_leaf(&tape, &nan_t, NULL, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "leaf p again, with p's grad",
+                                       llm_tape_leaf(&tape, &p, &gp, &id, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "backward from node 5 [2] with seed [3]",
+                                       llm_tape_backward(&tape, vs, &seed3, 1, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "backward from node 5 [2] without seed",
+                                       llm_tape_backward(&tape, vs, NULL, 1, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "backward with seed NaN",
+                                       llm_tape_backward(&tape, vl, &nan_seed, 1, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "backward with seed 1e308",
+                                       llm_tape_backward(&tape, vl, &huge_seed, 0, &err), &err);
                 llm_trace_value(&tr, "overflow_message", err.message);
                 printf("  %s\n", err.message);
-                refusal(&tr, "value without a place for it", llm_tape_value(&tape, vl, NULL, &err), &err);
+                llm_demo_refusal_cells(&tr, "cs", "value without a place for it",
+                                       llm_tape_value(&tape, vl, NULL, &err), &err);
                 same = tape.count == before.count && tape.capacity == before.capacity
                     && tape.nodes == before.nodes && tape.epoch == before.epoch && !tape.released
                     && memcmp(nodes, tape.nodes, n * sizeof nodes[0]) == 0
@@ -407,14 +400,14 @@ int main(int argc, char **argv)
         probe pr;
         int all = 1;
         memset(&pr, 0, sizeof pr);
-        ok = ok && check(llm_tensor_from(&a23, 2, s23, av, 6, &err), &err)
-                && check(llm_tensor_from(&b23, 2, s23, bv, 6, &err), &err)
-                && check(llm_tensor_from(&a3, 1, s3, av, 3, &err), &err)
-                && check(llm_tensor_from(&b3, 1, s3, bv, 3, &err), &err)
-                && check(llm_tensor_from(&a21, 2, s21, av, 2, &err), &err)
-                && check(llm_tensor_from(&b13, 2, s13, bv, 3, &err), &err)
-                && check(llm_tensor_from(&a0, 0, NULL, av, 1, &err), &err)
-                && check(llm_tape_init(&pr.tape, 4, &err), &err);
+        ok = ok && llm_demo_ok("ch15", llm_tensor_from(&a23, 2, s23, av, 6, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&b23, 2, s23, bv, 6, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&a3, 1, s3, av, 3, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&b3, 1, s3, bv, 3, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&a21, 2, s21, av, 2, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&b13, 2, s13, bv, 3, &err), &err)
+                && llm_demo_ok("ch15", llm_tensor_from(&a0, 0, NULL, av, 1, &err), &err)
+                && llm_demo_ok("ch15", llm_tape_init(&pr.tape, 4, &err), &err);
         if (!ok)
             goto done;
         pr.op = LLM_OP_ADD;
@@ -477,18 +470,18 @@ int main(int argc, char **argv)
         memset(&loop, 0, sizeof loop);
         memset(dx.data, 0, dx.size * sizeof(double));
         memset(dbias.data, 0, dbias.size * sizeof(double));
-        ok = ok && check(llm_tape_init(&loop, 1, &err), &err);
+        ok = ok && llm_demo_ok("ch15", llm_tape_init(&loop, 1, &err), &err);
         for (step = 0; ok && step < 2000; step++) {
             llm_var a, b, r, t, h, q, m;
-            ok = check(llm_tape_leaf(&loop, &x, &dx, &a, &err), &err)
-              && check(llm_tape_leaf(&loop, &bias, &dbias, &b, &err), &err)
-              && check(llm_tape_reshape(&loop, a, 2, s32, &r, &err), &err)
-              && check(llm_tape_transpose(&loop, r, 0, 1, &t, &err), &err)
-              && check(llm_tape_add(&loop, t, b, &h, &err), &err)
-              && check(llm_tape_mul(&loop, h, h, &q, &err), &err)
-              && check(llm_tape_mean(&loop, q, 1, 0, &m, &err), &err)
-              && check(llm_tape_backward(&loop, m, &seed, 0, &err), &err)
-              && check(llm_tape_reset(&loop, &err), &err);
+            ok = llm_demo_ok("ch15", llm_tape_leaf(&loop, &x, &dx, &a, &err), &err)
+              && llm_demo_ok("ch15", llm_tape_leaf(&loop, &bias, &dbias, &b, &err), &err)
+              && llm_demo_ok("ch15", llm_tape_reshape(&loop, a, 2, s32, &r, &err), &err)
+              && llm_demo_ok("ch15", llm_tape_transpose(&loop, r, 0, 1, &t, &err), &err)
+              && llm_demo_ok("ch15", llm_tape_add(&loop, t, b, &h, &err), &err)
+              && llm_demo_ok("ch15", llm_tape_mul(&loop, h, h, &q, &err), &err)
+              && llm_demo_ok("ch15", llm_tape_mean(&loop, q, 1, 0, &m, &err), &err)
+              && llm_demo_ok("ch15", llm_tape_backward(&loop, m, &seed, 0, &err), &err)
+              && llm_demo_ok("ch15", llm_tape_reset(&loop, &err), &err);
             if (step == 0)
                 first = loop.capacity;
         }

@@ -9,27 +9,6 @@
 #include "llm/evidence.h"
 #include "llm/tensor.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch16: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->stage;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* x as an exact fraction with a power-of-two denominator ("-3/8", "0",
    "1"), or with 6 decimals when it is not one */
 static char *fraction(char *buf, size_t size, double x)
@@ -109,25 +88,25 @@ static int fixture(llm_trace *tr)
     memset(&w, 0, sizeof w);
     memset(&ge, 0, sizeof ge);
     memset(&gw, 0, sizeof gw);
-    ok = check(llm_tensor_from(&e, 2, es, fix_e, 6, &err), &err)
-      && check(llm_tensor_from(&w, 2, ws, fix_w, 4, &err), &err)
-      && check(llm_tensor_zeros(&ge, 2, es, &err), &err)
-      && check(llm_tensor_zeros(&gw, 2, ws, &err), &err)
-      && check(llm_tape_init(&tape, 4, &err), &err)
-      && check(llm_tape_leaf(&tape, &e, &ge, &ve, &err), &err)
-      && check(llm_tape_leaf(&tape, &w, &gw, &vw, &err), &err)
-      && check(llm_tape_gather(&tape, ve, fix_ids, 1, four, &vx, &err), &err)
-      && check(llm_tape_matmul(&tape, vx, vw, 0, 0, &vz, &err), &err)
-      && check(llm_tape_silu(&tape, vz, &vh, &err), &err)
-      && check(llm_tape_nll_mean(&tape, vh, fix_targets, 4, &vl, &err), &err)
-      && check(llm_tape_backward(&tape, vl, NULL, 1, &err), &err)
-      && check(llm_tape_value(&tape, vx, &xt, &err), &err)
-      && check(llm_tape_value(&tape, vz, &zt, &err), &err)
-      && check(llm_tape_value(&tape, vh, &ht, &err), &err)
-      && check(llm_tape_value(&tape, vl, &lt, &err), &err)
-      && check(adjoint_of(&tape, vh, dh, 8, &err), &err)
-      && check(adjoint_of(&tape, vz, dz, 8, &err), &err)
-      && check(adjoint_of(&tape, vx, dx, 8, &err), &err);
+    ok = llm_demo_ok("ch16", llm_tensor_from(&e, 2, es, fix_e, 6, &err), &err)
+      && llm_demo_ok("ch16", llm_tensor_from(&w, 2, ws, fix_w, 4, &err), &err)
+      && llm_demo_ok("ch16", llm_tensor_zeros(&ge, 2, es, &err), &err)
+      && llm_demo_ok("ch16", llm_tensor_zeros(&gw, 2, ws, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_init(&tape, 4, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_leaf(&tape, &e, &ge, &ve, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_leaf(&tape, &w, &gw, &vw, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_gather(&tape, ve, fix_ids, 1, four, &vx, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_matmul(&tape, vx, vw, 0, 0, &vz, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_silu(&tape, vz, &vh, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_nll_mean(&tape, vh, fix_targets, 4, &vl, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_backward(&tape, vl, NULL, 1, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_value(&tape, vx, &xt, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_value(&tape, vz, &zt, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_value(&tape, vh, &ht, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_value(&tape, vl, &lt, &err), &err)
+      && llm_demo_ok("ch16", adjoint_of(&tape, vh, dh, 8, &err), &err)
+      && llm_demo_ok("ch16", adjoint_of(&tape, vz, dz, 8, &err), &err)
+      && llm_demo_ok("ch16", adjoint_of(&tape, vx, dx, 8, &err), &err);
     if (ok) {                               /* the new values are contiguous */
         memcpy(x, xt->data + xt->offset, sizeof x);
         memcpy(z, zt->data + zt->offset, sizeof z);
@@ -325,11 +304,12 @@ static int run_case(llm_trace *tr, op_case *c, llm_tensor *theta, size_t *worst_
     memset(&g, 0, sizeof g);
     c->arg[c->wrt] = theta;
     coords = malloc(theta->size * sizeof *coords);
-    ok = coords != NULL && check(case_gradient(c, &g, &err), &err);
+    ok = coords != NULL && llm_demo_ok("ch16", case_gradient(c, &g, &err), &err);
     for (i = 0; ok && i < theta->size; i++)
         coords[i] = i;                                 /* every coordinate */
-    ok = ok && check(llm_gradient_check(case_objective, c, theta, g.data, coords,
-                                        theta->size, h, tol, &worst, &failures, &err), &err);
+    ok = ok && llm_demo_ok("ch16", llm_gradient_check(case_objective, c, theta, g.data, coords,
+                                                      theta->size, h, tol, &worst, &failures,
+                                                      &err), &err);
     llm_fmt_sizes(cell[0], sizeof cell[0], theta->shape, theta->rank);
     snprintf(cell[1], sizeof cell[1], "%zu of %zu", ok ? theta->size : 0, theta->size);
     snprintf(cell[2], sizeof cell[2], "%.3e", worst);
@@ -397,7 +377,7 @@ static int every_vjp(llm_trace *tr)
     llm_error err;
     size_t i, k, rows = 0, coordinates = 0;
     char buf[64];
-    int ok = check(llm_tape_init(&tape, 8, &err), &err);
+    int ok = llm_demo_ok("ch16", llm_tape_init(&tape, 8, &err), &err);
 
     for (i = 0; ok && i < sizeof table / sizeof table[0]; i++) {
         op_case c;
@@ -415,8 +395,9 @@ static int every_vjp(llm_trace *tr)
         c.index_rank = c.kind == K_GATHER ? 2 : 1;
         c.nindex = c.kind == K_GATHER ? 6 : 3;
         for (k = 0; ok && k < c.nargs; k++)
-            ok = check(pattern(&x[k], table[i].rank[k], table[i].shape[k],
-                               c.kind == K_FIXTURE ? -1 : table[i].fill, &err), &err);
+            ok = llm_demo_ok("ch16",
+                             pattern(&x[k], table[i].rank[k], table[i].shape[k],
+                                     c.kind == K_FIXTURE ? -1 : table[i].fill, &err), &err);
         if (ok && c.kind == K_FIXTURE) {         /* E and W of the fixture */
             memcpy(x[0].data, fix_e, sizeof fix_e);
             memcpy(x[1].data, fix_w, sizeof fix_w);
@@ -467,20 +448,21 @@ static int extreme(llm_trace *tr, const char *name, enum op_kind kind, size_t ra
     c.index = targets;
     c.nindex = shape[0];
     c.axis = rank - 1;
-    ok = check(llm_row_major(rank, shape, t.stride, &n, &err), &err)
-      && check(llm_tensor_from(&t, rank, shape, x, n, &err), &err)
-      && check(llm_tensor_zeros(&g, rank, shape, &err), &err)
-      && check(llm_tape_init(&tape, 4, &err), &err)
-      && check(llm_tape_leaf(&tape, &t, &g, &v, &err), &err)
-      && check(apply_case(&c, &v, &y, &err), &err)
-      && check(llm_tape_value(&tape, y, &out, &err), &err)
-      && check(llm_tensor_from(&seed, out->rank, out->shape, s, out->size, &err), &err);
+    ok = llm_demo_ok("ch16", llm_row_major(rank, shape, t.stride, &n, &err), &err)
+      && llm_demo_ok("ch16", llm_tensor_from(&t, rank, shape, x, n, &err), &err)
+      && llm_demo_ok("ch16", llm_tensor_zeros(&g, rank, shape, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_init(&tape, 4, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_leaf(&tape, &t, &g, &v, &err), &err)
+      && llm_demo_ok("ch16", apply_case(&c, &v, &y, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_value(&tape, y, &out, &err), &err)
+      && llm_demo_ok("ch16",
+                     llm_tensor_from(&seed, out->rank, out->shape, s, out->size, &err), &err);
     if (ok) {
         fractions(cell[0], sizeof cell[0], out->data + out->offset, out->size);
         for (i = 0; i < out->size; i++)
             finite = finite && isfinite(out->data[out->offset + i]);
     }
-    ok = ok && check(llm_tape_backward(&tape, y, &seed, 0, &err), &err);
+    ok = ok && llm_demo_ok("ch16", llm_tape_backward(&tape, y, &seed, 0, &err), &err);
     if (ok) {
         fractions(cell[1], sizeof cell[1], g.data, g.size);
         for (i = 0; i < g.size; i++)
@@ -530,54 +512,58 @@ static int refusals(llm_trace *tr)
     memset(&tape, 0, sizeof tape);
     memset(&e, 0, sizeof e); memset(&ge, 0, sizeof ge); memset(&s, 0, sizeof s);
     memset(sc, 0, sizeof sc); memset(&gq, 0, sizeof gq); memset(&seed, 0, sizeof seed);
-    ok = check(llm_tensor_from(&e, 2, s32, fix_e, 6, &err), &err)
-      && check(llm_tensor_zeros(&ge, 2, s32, &err), &err)
-      && check(llm_tensor_from(&s, 0, NULL, special + 4, 1, &err), &err)
-      && check(llm_tape_init(&tape, 4, &err), &err)
-      && check(llm_tape_leaf(&tape, &e, &ge, &stale, &err), &err);
-    ok = ok && check(llm_tape_reset(&tape, &err), &err)      /* stale: from before */
-            && check(llm_tape_leaf(&tape, &e, &ge, &ve, &err), &err)
-            && check(llm_tape_constant(&tape, &s, &vs, &err), &err);
+    ok = llm_demo_ok("ch16", llm_tensor_from(&e, 2, s32, fix_e, 6, &err), &err)
+      && llm_demo_ok("ch16", llm_tensor_zeros(&ge, 2, s32, &err), &err)
+      && llm_demo_ok("ch16", llm_tensor_from(&s, 0, NULL, special + 4, 1, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_init(&tape, 4, &err), &err)
+      && llm_demo_ok("ch16", llm_tape_leaf(&tape, &e, &ge, &stale, &err), &err);
+    ok = ok && llm_demo_ok("ch16", llm_tape_reset(&tape, &err), &err)  /* stale: from before */
+            && llm_demo_ok("ch16", llm_tape_leaf(&tape, &e, &ge, &ve, &err), &err)
+            && llm_demo_ok("ch16", llm_tape_constant(&tape, &s, &vs, &err), &err);
     for (i = 0; ok && i < 6; i++)
-        ok = check(llm_tensor_from(&sc[i], 1, one, special + i, 1, &err), &err)
-          && check(llm_tape_constant(&tape, &sc[i], &vc[i], &err), &err);
+        ok = llm_demo_ok("ch16", llm_tensor_from(&sc[i], 1, one, special + i, 1, &err), &err)
+          && llm_demo_ok("ch16", llm_tape_constant(&tape, &sc[i], &vc[i], &err), &err);
     if (!ok)
         goto done;
     for (i = 0; i < ge.size; i++)
         ge.data[i] = 0.5;                        /* gradients that must survive */
     count = tape.count;
-    refusal(tr, "gather ID 3 from a table of 3 rows",
-            llm_tape_gather(&tape, ve, bad_ids, 1, four, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "gather ID 3 from a table of 3 rows",
+                           llm_tape_gather(&tape, ve, bad_ids, 1, four, &id, &err), &err);
     printf("  %s\n", err.message);
     llm_trace_value(tr, "gather_message", err.message);
-    refusal(tr, "gather from a scalar table", llm_tape_gather(&tape, vs, bad_ids, 1, one,
-            &id, &err), &err);
-    refusal(tr, "gather IDs of rank 8 from a table of rank 2",
-            llm_tape_gather(&tape, ve, bad_ids, 8, deep, &id, &err), &err);
-    refusal(tr, "gather 4 positions without IDs",
-            llm_tape_gather(&tape, ve, NULL, 1, four, &id, &err), &err);
-    refusal(tr, "log of 0", llm_tape_log(&tape, vc[0], &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "gather from a scalar table",
+                           llm_tape_gather(&tape, vs, bad_ids, 1, one, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "gather IDs of rank 8 from a table of rank 2",
+                           llm_tape_gather(&tape, ve, bad_ids, 8, deep, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "gather 4 positions without IDs",
+                           llm_tape_gather(&tape, ve, NULL, 1, four, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "log of 0", llm_tape_log(&tape, vc[0], &id, &err), &err);
     printf("  %s\n", err.message);
     llm_trace_value(tr, "log_message", err.message);
-    refusal(tr, "log of -1", llm_tape_log(&tape, vc[1], &id, &err), &err);
-    refusal(tr, "sqrt of -1", llm_tape_sqrt(&tape, vc[1], &id, &err), &err);
-    refusal(tr, "reciprocal of 0", llm_tape_reciprocal(&tape, vc[0], &id, &err), &err);
-    refusal(tr, "exp of 1000", llm_tape_exp(&tape, vc[2], &id, &err), &err);
-    refusal(tr, "reciprocal of 1e-320", llm_tape_reciprocal(&tape, vc[3], &id, &err), &err);
-    refusal(tr, "silu without a place for the result", llm_tape_silu(&tape, ve, NULL, &err),
-            &err);
-    refusal(tr, "matmul [3, 2] by [3, 2]", llm_tape_matmul(&tape, ve, ve, 0, 0, &id, &err),
-            &err);
-    refusal(tr, "matmul of a vector", llm_tape_matmul(&tape, vc[4], ve, 0, 0, &id, &err),
-            &err);
-    refusal(tr, "matmul with an operand recorded before a reset",
-            llm_tape_matmul(&tape, stale, ve, 1, 0, &id, &err), &err);
-    refusal(tr, "log_softmax along axis 2 of a matrix",
-            llm_tape_log_softmax(&tape, ve, 2, &id, &err), &err);
-    refusal(tr, "nll_mean target 2 of 2 classes",
-            llm_tape_nll_mean(&tape, ve, targets, 3, &id, &err), &err);
-    refusal(tr, "nll_mean with 2 targets for 3 rows",
-            llm_tape_nll_mean(&tape, ve, targets, 2, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "log of -1", llm_tape_log(&tape, vc[1], &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "sqrt of -1",
+                           llm_tape_sqrt(&tape, vc[1], &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "reciprocal of 0",
+                           llm_tape_reciprocal(&tape, vc[0], &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "exp of 1000",
+                           llm_tape_exp(&tape, vc[2], &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "reciprocal of 1e-320",
+                           llm_tape_reciprocal(&tape, vc[3], &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "silu without a place for the result",
+                           llm_tape_silu(&tape, ve, NULL, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "matmul [3, 2] by [3, 2]",
+                           llm_tape_matmul(&tape, ve, ve, 0, 0, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "matmul of a vector",
+                           llm_tape_matmul(&tape, vc[4], ve, 0, 0, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "matmul with an operand recorded before a reset",
+                           llm_tape_matmul(&tape, stale, ve, 1, 0, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "log_softmax along axis 2 of a matrix",
+                           llm_tape_log_softmax(&tape, ve, 2, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "nll_mean target 2 of 2 classes",
+                           llm_tape_nll_mean(&tape, ve, targets, 3, &id, &err), &err);
+    llm_demo_refusal_cells(tr, "cs", "nll_mean with 2 targets for 3 rows",
+                           llm_tape_nll_mean(&tape, ve, targets, 2, &id, &err), &err);
     for (i = 0; i < ge.size; i++)
         untouched = untouched && ge.data[i] == 0.5;
     printf("after the refusals: nodes=%zu (before: %zu) gradients untouched=%s output "
@@ -587,14 +573,14 @@ static int refusals(llm_trace *tr)
     llm_trace_value(tr, "refused_unchanged", ok ? "yes" : "no");
     {
         const llm_tensor *q = &sc[0];          /* [0]: sqrt(0) = 0, derivative infinite */
-        ok = ok && check(llm_tensor_zeros(&gq, 1, one, &err), &err)
-                && check(llm_tape_leaf(&tape, q, &gq, &vq, &err), &err)
-                && check(llm_tape_sqrt(&tape, vq, &vy, &err), &err)
-                && check(llm_tensor_from(&seed, 1, one, special + 4, 1, &err), &err);
+        ok = ok && llm_demo_ok("ch16", llm_tensor_zeros(&gq, 1, one, &err), &err)
+                && llm_demo_ok("ch16", llm_tape_leaf(&tape, q, &gq, &vq, &err), &err)
+                && llm_demo_ok("ch16", llm_tape_sqrt(&tape, vq, &vy, &err), &err)
+                && llm_demo_ok("ch16", llm_tensor_from(&seed, 1, one, special + 4, 1, &err), &err);
         if (ok) {
             gq.data[0] = 0.5;
-            refusal(tr, "backward through sqrt(0)", llm_tape_backward(&tape, vy, &seed, 1, &err),
-                    &err);
+            llm_demo_refusal_cells(tr, "cs", "backward through sqrt(0)",
+                                   llm_tape_backward(&tape, vy, &seed, 1, &err), &err);
             printf("  %s\n", err.message);
             printf("gradient after the refused pass=%s\n",
                    gq.data[0] == 0.5 ? "untouched" : "changed");

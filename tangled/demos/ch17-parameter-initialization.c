@@ -7,27 +7,6 @@
 #include "llm/evidence.h"
 #include "llm/nn.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch17: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* x as 0x and sixteen hex digits; as Markdown code when code is 1. */
 static char *hex(char *buf, size_t size, uint64_t x, int code)
 {
@@ -203,7 +182,7 @@ int main(int argc, char **argv)
 
         llm_rng_seed(&rng, 17);
         copy = rng;
-        if (!check(llm_xavier_uniform(&w, 2, 2, &rng, &err), &err))
+        if (!llm_demo_ok("ch17", llm_xavier_uniform(&w, 2, 2, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
         for (k = 0; k < 4; k++) {
             u = llm_rng_unit(&copy);
@@ -230,11 +209,11 @@ int main(int argc, char **argv)
         ok = ok && same_bits;
 
         llm_rng_seed(&rng, 17);
-        if (!check(llm_xavier_uniform(&again, 2, 2, &rng, &err), &err))
+        if (!llm_demo_ok("ch17", llm_xavier_uniform(&again, 2, 2, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
         replay = memcmp(w.data, again.data, 4 * sizeof w.data[0]) == 0;
         llm_rng_seed(&rng, 18);
-        if (!check(llm_xavier_uniform(&w18, 2, 2, &rng, &err), &err))
+        if (!llm_demo_ok("ch17", llm_xavier_uniform(&w18, 2, 2, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
         for (k = 0; k < 4; k++) {
             differ = differ && w18.data[k] != w.data[k];
@@ -280,7 +259,7 @@ int main(int argc, char **argv)
                 llm_trace_value(&tr, "limit_token", c[4]);
         }
         llm_rng_seed(&rng, 17);
-        if (!check(llm_xavier_uniform(&w, 200, 300, &rng, &err), &err))
+        if (!llm_demo_ok("ch17", llm_xavier_uniform(&w, 200, 300, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
         for (i = 0; i < w.size; i++) {
             mean += w.data[i];
@@ -341,9 +320,9 @@ int main(int argc, char **argv)
         ok = ok && symmetric && gy > 0.0;
 
         llm_rng_seed(&rng, 17);
-        if (!check(llm_xavier_uniform(&a, 2, 2, &rng, &err), &err))
+        if (!llm_demo_ok("ch17", llm_xavier_uniform(&a, 2, 2, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
-        if (!check(llm_xavier_uniform(&b, 2, 1, &rng, &err), &err)) {
+        if (!llm_demo_ok("ch17", llm_xavier_uniform(&b, 2, 1, &rng, &err), &err)) {
             llm_tensor_free(&a);
             return llm_demo_finish(&tr, 0);
         }
@@ -372,11 +351,13 @@ int main(int argc, char **argv)
         int rng_same, list_same, fresh_same, replay = 1, no_draws;
         char c[6][96], buf[256];
 
-        if (!check(llm_params_init(&ps, &err), &err) || !check(llm_params_init(&again, &err), &err))
+        if (!llm_demo_ok("ch17", llm_params_init(&ps, &err), &err)
+            || !llm_demo_ok("ch17", llm_params_init(&again, &err), &err))
             return llm_demo_finish(&tr, 0);
         llm_rng_seed(&rng, 17);
         before = rng;
-        ok = ok && check(llm_params_add_const(&ps, "final_norm.gain", 1, two, 1.0, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch17", llm_params_add_const(&ps, "final_norm.gain", 1, two, 1.0, 0,
+                                                            &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         no_draws = memcmp(&rng, &before, sizeof rng) == 0;
@@ -389,7 +370,7 @@ int main(int argc, char **argv)
         memcpy(&first, &ps.items[0], sizeof first);
         count_before = ps.count;
         st = add_two_layers(&ps, "mlp", 2, 3, 0, &rng, &err);
-        refusal(&tr, "component mlp with d_out 0", st, &err);
+        llm_demo_refusal(&tr, "component mlp with d_out 0", st, &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "component_message", err.message);
         rng_same = memcmp(&rng, &before, sizeof rng) == 0;
@@ -399,7 +380,7 @@ int main(int argc, char **argv)
         llm_trace_value(&tr, "component_rng", rng_same ? "unchanged" : "advanced");
         llm_trace_value(&tr, "component_list", list_same ? "unchanged" : "changed");
         ok = ok && st == LLM_ERR_ARGUMENT && rng_same && list_same;
-        if (!check(add_two_layers(&ps, "mlp", 2, 3, 2, &rng, &err), &err)) {
+        if (!llm_demo_ok("ch17", add_two_layers(&ps, "mlp", 2, 3, 2, &rng, &err), &err)) {
             llm_params_free(&ps);
             llm_params_free(&again);
             return llm_demo_finish(&tr, 0);
@@ -431,7 +412,7 @@ int main(int argc, char **argv)
         snprintf(buf, sizeof buf, "%zu", scalars);
         llm_trace_value(&tr, "n_scalars", buf);
         llm_rng_seed(&fresh, 17);
-        if (!check(llm_xavier_uniform(&up, 2, 3, &fresh, &err), &err)) {
+        if (!llm_demo_ok("ch17", llm_xavier_uniform(&up, 2, 3, &fresh, &err), &err)) {
             llm_params_free(&ps);
             llm_params_free(&again);
             return llm_demo_finish(&tr, 0);
@@ -445,20 +426,21 @@ int main(int argc, char **argv)
         before = rng;
         count_before = ps.count;
         st = add_two_layers(&ps, "mlp", 2, 3, 2, &rng, &err);
-        refusal(&tr, "component mlp a second time", st, &err);
+        llm_demo_refusal(&tr, "component mlp a second time", st, &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "dup_message", err.message);
         ok = ok && st == LLM_ERR_NAME && ps.count == count_before
              && memcmp(&rng, &before, sizeof rng) == 0;
 
-        ok = ok && check(llm_params_find(&ps, "mlp.down.weight", &idx, &err), &err);
+        ok = ok && llm_demo_ok("ch17", llm_params_find(&ps, "mlp.down.weight", &idx, &err), &err);
         printf("find mlp.down.weight=%zu\n", idx);
         snprintf(buf, sizeof buf, "%zu", idx);
         llm_trace_value(&tr, "find_index", buf);
 
         llm_rng_seed(&fresh, 17);
-        ok = ok && check(llm_params_add_const(&again, "final_norm.gain", 1, two, 1.0, 0, &err), &err)
-             && check(add_two_layers(&again, "mlp", 2, 3, 2, &fresh, &err), &err);
+        ok = ok && llm_demo_ok("ch17", llm_params_add_const(&again, "final_norm.gain", 1, two, 1.0, 0,
+                                                            &err), &err)
+             && llm_demo_ok("ch17", add_two_layers(&again, "mlp", 2, 3, 2, &fresh, &err), &err);
         replay = ok && again.count == ps.count;
         for (i = 0; replay && i < ps.count; i++)
             replay = strcmp(again.items[i].name, ps.items[i].name) == 0
@@ -519,38 +501,38 @@ int main(int argc, char **argv)
         int untouched;
 
         llm_rng_seed(&rng, 17);
-        if (!check(llm_params_init(&ps, &err), &err)
-            || !check(llm_params_add_xavier(&ps, "w", 2, 2, &rng, &err), &err))
+        if (!llm_demo_ok("ch17", llm_params_init(&ps, &err), &err)
+            || !llm_demo_ok("ch17", llm_params_add_xavier(&ps, "w", 2, 2, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
         memcpy(&ps_before, &ps, sizeof ps);
         rng_before = rng;
         memset(&out, 0x5a, sizeof out);
         memcpy(&marker, &out, sizeof out);
-        refusal(&tr, "xavier without a generator",
-                llm_xavier_uniform(&out, 2, 2, NULL, &err), &err);
-        refusal(&tr, "xavier [0, 3]", llm_xavier_uniform(&out, 0, 3, &rng, &err), &err);
+        llm_demo_refusal(&tr, "xavier without a generator",
+                         llm_xavier_uniform(&out, 2, 2, NULL, &err), &err);
+        llm_demo_refusal(&tr, "xavier [0, 3]", llm_xavier_uniform(&out, 0, 3, &rng, &err), &err);
         printf("  %s\n", err.message);
-        refusal(&tr, "xavier [2^62, 4]",
-                llm_xavier_uniform(&out, SIZE_MAX / 4 + 1, 4, &rng, &err), &err);
-        refusal(&tr, "add_xavier \"w\" a second time",
-                llm_params_add_xavier(&ps, "w", 2, 2, &rng, &err), &err);
-        refusal(&tr, "add_xavier \"Layer.weight\"",
-                llm_params_add_xavier(&ps, "Layer.weight", 2, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "xavier [2^62, 4]",
+                         llm_xavier_uniform(&out, SIZE_MAX / 4 + 1, 4, &rng, &err), &err);
+        llm_demo_refusal(&tr, "add_xavier \"w\" a second time",
+                         llm_params_add_xavier(&ps, "w", 2, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "add_xavier \"Layer.weight\"",
+                         llm_params_add_xavier(&ps, "Layer.weight", 2, 2, &rng, &err), &err);
         printf("  %s\n", err.message);
-        refusal(&tr, "add_xavier \"v\" [3, 0]",
-                llm_params_add_xavier(&ps, "v", 3, 0, &rng, &err), &err);
-        refusal(&tr, "add_const \"b\" = NaN",
-                llm_params_add_const(&ps, "b", 1, two, NAN, 0, &err), &err);
-        refusal(&tr, "add_const \"b\" of shape [0]",
-                llm_params_add_const(&ps, "b", 1, empty, 0.0, 0, &err), &err);
-        refusal(&tr, "add_const \"b\" of rank 9",
-                llm_params_add_const(&ps, "b", 9, deep, 0.0, 0, &err), &err);
-        refusal(&tr, "add_const without a list",
-                llm_params_add_const(NULL, "b", 1, two, 0.0, 0, &err), &err);
-        refusal(&tr, "find \"w.bias\"", llm_params_find(&ps, "w.bias", &idx, &err), &err);
+        llm_demo_refusal(&tr, "add_xavier \"v\" [3, 0]",
+                         llm_params_add_xavier(&ps, "v", 3, 0, &rng, &err), &err);
+        llm_demo_refusal(&tr, "add_const \"b\" = NaN",
+                         llm_params_add_const(&ps, "b", 1, two, NAN, 0, &err), &err);
+        llm_demo_refusal(&tr, "add_const \"b\" of shape [0]",
+                         llm_params_add_const(&ps, "b", 1, empty, 0.0, 0, &err), &err);
+        llm_demo_refusal(&tr, "add_const \"b\" of rank 9",
+                         llm_params_add_const(&ps, "b", 9, deep, 0.0, 0, &err), &err);
+        llm_demo_refusal(&tr, "add_const without a list",
+                         llm_params_add_const(NULL, "b", 1, two, 0.0, 0, &err), &err);
+        llm_demo_refusal(&tr, "find \"w.bias\"", llm_params_find(&ps, "w.bias", &idx, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "find_message", err.message);
-        refusal(&tr, "init without a list", llm_params_init(NULL, &err), &err);
+        llm_demo_refusal(&tr, "init without a list", llm_params_init(NULL, &err), &err);
         untouched = memcmp(&ps, &ps_before, sizeof ps) == 0
                     && memcmp(&rng, &rng_before, sizeof rng) == 0
                     && memcmp(&out, &marker, sizeof out) == 0 && idx == 99;

@@ -7,27 +7,6 @@
 #include "llm/evidence.h"
 #include "llm/nn.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch18: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 static void fill_row(llm_trace *tr, const char *table, size_t n, char (*c)[96])
 {
     const char *cells[6];
@@ -159,8 +138,8 @@ int main(int argc, char **argv)
     if (status != 0)
         return status;
     printf("chapter=18 token-embeddings\n");
-    if (!check(llm_params_init(&ps, &err), &err)
-        || !check(llm_tape_init(&tape, 16, &err), &err))
+    if (!llm_demo_ok("ch18", llm_params_init(&ps, &err), &err)
+        || !llm_demo_ok("ch18", llm_tape_init(&tape, 16, &err), &err))
         return llm_demo_finish(&tr, 0);
     {
         llm_rng rng, replay;
@@ -169,7 +148,8 @@ int main(int argc, char **argv)
 
         llm_rng_seed(&rng, 18);
         replay = rng;
-        if (!check(llm_embedding_init(&emb, &ps, "token_embedding", 4, 2, &rng, &err), &err))
+        if (!llm_demo_ok("ch18",
+                         llm_embedding_init(&emb, &ps, "token_embedding", 4, 2, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
         while (replay.state != rng.state && draws < 100) {
             (void)llm_rng_next_u64(&replay);
@@ -197,8 +177,9 @@ int main(int argc, char **argv)
         size_t t, k;
         char c[6][96], buf[256];
 
-        if (!check(llm_embedding_forward(&emb, &ps, &tape, ids, 2, ids_shape, &x, &err), &err)
-            || !check(llm_tape_value(&tape, x, &xv, &err), &err))
+        if (!llm_demo_ok("ch18", llm_embedding_forward(&emb, &ps, &tape, ids, 2, ids_shape, &x,
+                                                       &err), &err)
+            || !llm_demo_ok("ch18", llm_tape_value(&tape, x, &xv, &err), &err))
             return llm_demo_finish(&tr, 0);
         printf("ids=[[2, 1, 2]] x shape=%s", llm_fmt_sizes(buf, sizeof buf, xv->shape, xv->rank));
         llm_trace_value(&tr, "x_shape", buf);
@@ -232,10 +213,10 @@ int main(int argc, char **argv)
         int same;
         char buf[256];
 
-        if (!check(onehot_matrix(&onehot, ids, 3, 4, &err), &err))
+        if (!llm_demo_ok("ch18", onehot_matrix(&onehot, ids, 3, 4, &err), &err))
             return llm_demo_finish(&tr, 0);
-        if (!check(llm_matmul(&product, &onehot, &p->value, 0, 0, &err), &err)
-            || !check(llm_tensor_reshape(&flat, xv, 2, flat_shape, &err), &err)) {
+        if (!llm_demo_ok("ch18", llm_matmul(&product, &onehot, &p->value, 0, 0, &err), &err)
+            || !llm_demo_ok("ch18", llm_tensor_reshape(&flat, xv, 2, flat_shape, &err), &err)) {
             llm_tensor_free(&onehot);
             return llm_demo_finish(&tr, 0);
         }
@@ -255,9 +236,9 @@ int main(int argc, char **argv)
         int same;
         char c[6][96], buf[256], unused[64] = "", one[64];
 
-        if (!check(llm_tensor_from(&seed, 3, seed_shape, upstream, 6, &err), &err))
+        if (!llm_demo_ok("ch18", llm_tensor_from(&seed, 3, seed_shape, upstream, 6, &err), &err))
             return llm_demo_finish(&tr, 0);
-        if (!check(llm_tape_backward(&tape, x, &seed, 0, &err), &err)) {
+        if (!llm_demo_ok("ch18", llm_tape_backward(&tape, x, &seed, 0, &err), &err)) {
             llm_tensor_free(&seed);
             return llm_demo_finish(&tr, 0);
         }
@@ -288,12 +269,12 @@ int main(int argc, char **argv)
         }
         llm_trace_value(&tr, "unused_rows", unused);
 
-        if (!check(onehot_matrix(&onehot, ids, 3, 4, &err), &err)) {
+        if (!llm_demo_ok("ch18", onehot_matrix(&onehot, ids, 3, 4, &err), &err)) {
             llm_tensor_free(&seed);
             return llm_demo_finish(&tr, 0);
         }
-        ok = ok && check(llm_tensor_reshape(&flat, &seed, 2, flat_shape, &err), &err)
-                && check(llm_matmul(&product, &onehot, &flat, 1, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch18", llm_tensor_reshape(&flat, &seed, 2, flat_shape, &err), &err)
+                && llm_demo_ok("ch18", llm_matmul(&product, &onehot, &flat, 1, 0, &err), &err);
         if (ok) {
             same = same_bits(&product, &p->grad);
             printf("O^T upstream=%s table grad=%s\n", rows(buf, sizeof buf, product.data, 4, 0),
@@ -315,7 +296,7 @@ int main(int argc, char **argv)
         double worst = 0.0, e;
         char c[6][96], buf[64];
 
-        if (!check(llm_tensor_from(&seed, 3, seed_shape, upstream, 6, &err), &err))
+        if (!llm_demo_ok("ch18", llm_tensor_from(&seed, 3, seed_shape, upstream, 6, &err), &err))
             return llm_demo_finish(&tr, 0);
         ctx.emb = &emb;
         ctx.ps = &ps;
@@ -325,8 +306,8 @@ int main(int argc, char **argv)
         ctx.upstream = &seed;
         for (k = 0; k < 8 && ok; k++) {
             coords[k] = k;
-            ok = check(llm_central_difference(lookup_objective, &ctx, &p->value, k, h, &d, &err),
-                       &err);
+            ok = llm_demo_ok("ch18", llm_central_difference(lookup_objective, &ctx, &p->value, k,
+                                                            h, &d, &err), &err);
             if (!ok)
                 break;
             e = llm_gradient_error(table_grad[k], d.estimate);
@@ -336,8 +317,9 @@ int main(int argc, char **argv)
             snprintf(c[3], sizeof c[3], e == 0.0 ? "0" : "%.1e", e);
             fill_row(&tr, "gradcheck", 4, c);
         }
-        ok = ok && check(llm_gradient_check(lookup_objective, &ctx, &p->value, table_grad, coords,
-                                            8, h, tol, &worst, &failures, &err), &err);
+        ok = ok && llm_demo_ok("ch18", llm_gradient_check(lookup_objective, &ctx, &p->value,
+                                                          table_grad, coords, 8, h, tol, &worst,
+                                                          &failures, &err), &err);
         printf("gradcheck coordinates=8 h=1e-05 tolerance=2e-06");
         snprintf(buf, sizeof buf, worst == 0.0 ? "0" : "%.1e", worst);
         printf(" worst=%s failures=%zu verdict=%s\n", buf, failures,
@@ -360,28 +342,32 @@ int main(int argc, char **argv)
         int same;
         char buf[256];
 
-        if (!check(llm_tensor_from(&up1, 3, seed_shape, upstream, 6, &err), &err))
+        if (!llm_demo_ok("ch18", llm_tensor_from(&up1, 3, seed_shape, upstream, 6, &err), &err))
             return llm_demo_finish(&tr, 0);
-        if (!check(llm_tensor_from(&up2, 3, seed2_shape, upstream2, 4, &err), &err)) {
+        if (!llm_demo_ok("ch18", llm_tensor_from(&up2, 3, seed2_shape, upstream2, 4, &err),
+                         &err)) {
             llm_tensor_free(&up1);
             return llm_demo_finish(&tr, 0);
         }
         memset(p->grad.data, 0, p->grad.size * sizeof(double));
-        ok = ok && check(llm_tape_reset(&tape, &err), &err)
-                && check(weighted_lookup(&tape, &emb, &ps, ids2, shape2, &up2, &s2, &err), &err)
-                && check(llm_tape_backward(&tape, s2, NULL, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch18", llm_tape_reset(&tape, &err), &err)
+                && llm_demo_ok("ch18", weighted_lookup(&tape, &emb, &ps, ids2, shape2, &up2, &s2,
+                                                       &err), &err)
+                && llm_demo_ok("ch18", llm_tape_backward(&tape, s2, NULL, 0, &err), &err);
         memcpy(alone, p->grad.data, sizeof alone);
         printf("second ids=[[3, 2]] upstream=%s\n", rows(buf, sizeof buf, upstream2, 2, 0));
         printf("second alone: table grad=%s\n", rows(buf, sizeof buf, alone, 4, 0));
 
         memset(p->grad.data, 0, p->grad.size * sizeof(double));
-        ok = ok && check(llm_tape_reset(&tape, &err), &err)
-                && check(weighted_lookup(&tape, &emb, &ps, ids, ids_shape, &up1, &s1, &err), &err)
-                && check(weighted_lookup(&tape, &emb, &ps, ids2, shape2, &up2, &s2, &err), &err)
-                && check(llm_tape_add(&tape, s1, s2, &total, &err), &err);
+        ok = ok && llm_demo_ok("ch18", llm_tape_reset(&tape, &err), &err)
+                && llm_demo_ok("ch18", weighted_lookup(&tape, &emb, &ps, ids, ids_shape, &up1, &s1,
+                                                       &err), &err)
+                && llm_demo_ok("ch18", weighted_lookup(&tape, &emb, &ps, ids2, shape2, &up2, &s2,
+                                                       &err), &err)
+                && llm_demo_ok("ch18", llm_tape_add(&tape, s1, s2, &total, &err), &err);
         for (i = 0; ok && i < tape.count; i++)
             leaves += tape.nodes[i].op == LLM_OP_LEAF && tape.nodes[i].grad == &p->grad;
-        ok = ok && check(llm_tape_backward(&tape, total, NULL, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch18", llm_tape_backward(&tape, total, NULL, 0, &err), &err);
         for (i = 0; i < 8; i++)
             want[i] = table_grad[i] + alone[i];
         same = ok && memcmp(p->grad.data, want, sizeof want) == 0;
@@ -403,9 +389,10 @@ int main(int argc, char **argv)
         const llm_tensor *ev = NULL;
         char buf[64];
 
-        ok = ok && check(llm_tape_reset(&tape, &err), &err)
-                && check(llm_embedding_forward(&emb, &ps, &tape, ids, 1, none, &e, &err), &err)
-                && check(llm_tape_value(&tape, e, &ev, &err), &err);
+        ok = ok && llm_demo_ok("ch18", llm_tape_reset(&tape, &err), &err)
+                && llm_demo_ok("ch18", llm_embedding_forward(&emb, &ps, &tape, ids, 1, none, &e,
+                                                             &err), &err)
+                && llm_demo_ok("ch18", llm_tape_value(&tape, e, &ev, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         printf("ids shape=[0] x shape=%s elements=%zu\n",
@@ -427,33 +414,36 @@ int main(int argc, char **argv)
 
         memset(&spare, 0x5a, sizeof spare);
         st = llm_embedding_forward(&emb, &ps, &tape, bad, 2, ids_shape, &out, &err);
-        refusal(&tr, "ID 4 in [[2, 4, 1]]", st, &err);
+        llm_demo_refusal(&tr, "ID 4 in [[2, 4, 1]]", st, &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "bad_code", llm_status_name(st));
         llm_trace_value(&tr, "bad_stage", err.stage);
         llm_trace_value(&tr, "bad_message", err.message);
-        refusal(&tr, "IDs of rank 8",
-                llm_embedding_forward(&emb, &ps, &tape, ids, 8, deep, &out, &err), &err);
-        ok = ok && check(llm_params_init(&other, &err), &err)
-                && check(llm_params_init(&empty, &err), &err);
+        llm_demo_refusal(&tr, "IDs of rank 8",
+                         llm_embedding_forward(&emb, &ps, &tape, ids, 8, deep, &out, &err), &err);
+        ok = ok && llm_demo_ok("ch18", llm_params_init(&other, &err), &err)
+                && llm_demo_ok("ch18", llm_params_init(&empty, &err), &err);
         llm_rng_seed(&rng, 18);
-        ok = ok && check(llm_embedding_init(&small, &other, "token_embedding", 3, 2, &rng, &err),
+        ok = ok && llm_demo_ok("ch18", llm_embedding_init(&small, &other, "token_embedding", 3, 2,
+                                                          &rng, &err), &err);
+        llm_demo_refusal(&tr, "a list whose table is [3, 2]",
+                         llm_embedding_forward(&emb, &other, &tape, ids, 2, ids_shape, &out, &err),
                          &err);
-        refusal(&tr, "a list whose table is [3, 2]",
-                llm_embedding_forward(&emb, &other, &tape, ids, 2, ids_shape, &out, &err), &err);
-        refusal(&tr, "an empty parameter list",
-                llm_embedding_forward(&emb, &empty, &tape, ids, 2, ids_shape, &out, &err), &err);
+        llm_demo_refusal(&tr, "an empty parameter list",
+                         llm_embedding_forward(&emb, &empty, &tape, ids, 2, ids_shape, &out, &err),
+                         &err);
 
         llm_rng_seed(&rng, 18);
         before = rng;
-        refusal(&tr, "width 0",
-                llm_embedding_init(&spare, &ps, "spare", 4, 0, &rng, &err), &err);
-        refusal(&tr, "prefix \"Token\"",
-                llm_embedding_init(&spare, &ps, "Token", 4, 2, &rng, &err), &err);
-        refusal(&tr, "a prefix of 60 characters",
-                llm_embedding_init(&spare, &ps, long_prefix, 4, 2, &rng, &err), &err);
-        refusal(&tr, "prefix \"token_embedding\" again",
-                llm_embedding_init(&spare, &ps, "token_embedding", 4, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "width 0",
+                         llm_embedding_init(&spare, &ps, "spare", 4, 0, &rng, &err), &err);
+        llm_demo_refusal(&tr, "prefix \"Token\"",
+                         llm_embedding_init(&spare, &ps, "Token", 4, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "a prefix of 60 characters",
+                         llm_embedding_init(&spare, &ps, long_prefix, 4, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "prefix \"token_embedding\" again",
+                         llm_embedding_init(&spare, &ps, "token_embedding", 4, 2, &rng, &err),
+                         &err);
 
         untouched = tape.count == nodes && out.id == 777 && out.epoch == 777
                     && ps.count == nparams && rng.state == before.state;
