@@ -11,27 +11,6 @@ static const double fix_w[6] = {1, 0, -1, 2, 0.5, 1};       /* W [2, 3] */
 static const double fix_b[3] = {0.5, -0.5, 1};              /* b [3] */
 static const double fix_g[6] = {1, 0, -1, 0.5, 2, 1};       /* G = dL/dY [2, 3] */
 static const size_t shape_x[2] = {2, 2};
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch19: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* x with at most 12 decimals, trailing zeros dropped: 5.5, 2, -0.5. */
 static char *num(char *buf, size_t size, double x)
 {
@@ -219,7 +198,7 @@ int main(int argc, char **argv)
     if (status != 0)
         return status;
     printf("chapter=19 linear-layers\n");
-    if (!check(llm_params_init(&ps, &err), &err))
+    if (!llm_demo_ok("ch19", llm_params_init(&ps, &err), &err))
         return llm_demo_finish(&tr, 0);
     {
         llm_params plain;
@@ -232,10 +211,12 @@ int main(int argc, char **argv)
 
         llm_rng_seed(&rng, 19);
         before = rng;
-        ok = ok && check(llm_linear_init(&proj, &ps, "proj", 2, 3, 1, &rng, &err), &err);
+        ok = ok && llm_demo_ok("ch19",
+                               llm_linear_init(&proj, &ps, "proj", 2, 3, 1, &rng, &err), &err);
         llm_rng_seed(&plain_rng, 19);
-        ok = ok && check(llm_params_init(&plain, &err), &err)
-                && check(llm_linear_init(&bare, &plain, "proj", 2, 3, 0, &plain_rng, &err), &err);
+        ok = ok && llm_demo_ok("ch19", llm_params_init(&plain, &err), &err)
+                && llm_demo_ok("ch19", llm_linear_init(&bare, &plain, "proj", 2, 3, 0, &plain_rng,
+                                                       &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         draws_b = draws_between(before, rng, 100);
@@ -280,8 +261,8 @@ int main(int argc, char **argv)
 
         memcpy(w->value.data, fix_w, sizeof fix_w);            /* set by hand */
         memcpy(b->value.data, fix_b, sizeof fix_b);
-        ok = ok && check(run(&proj, &ps, 2, shape_x, fix_x, fix_g, y_ref, &yrank, yshape,
-                             dx_ref, &err), &err);
+        ok = ok && llm_demo_ok("ch19", run(&proj, &ps, 2, shape_x, fix_x, fix_g, y_ref, &yrank,
+                                           yshape, dx_ref, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memcpy(dw_ref, w->grad.data, sizeof dw_ref);
@@ -327,7 +308,7 @@ int main(int argc, char **argv)
         const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
         probe pr;
 
-        ok = ok && check(llm_tensor_from(&xt, 2, shape_x, fix_x, 4, &err), &err);
+        ok = ok && llm_demo_ok("ch19", llm_tensor_from(&xt, 2, shape_x, fix_x, 4, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         pr.lin = &proj;
@@ -340,9 +321,9 @@ int main(int argc, char **argv)
         analytic[1] = db_ref;
         analytic[2] = dx_ref;
         for (t = 0; t < 3 && ok; t++) {
-            ok = check(llm_gradient_check(probe_loss, &pr, theta[t], analytic[t], coords,
-                                          theta[t]->size, 1e-6, 1e-6, &worst, &failures,
-                                          &err), &err);
+            ok = llm_demo_ok("ch19", llm_gradient_check(probe_loss, &pr, theta[t], analytic[t],
+                                                        coords, theta[t]->size, 1e-6, 1e-6, &worst,
+                                                        &failures, &err), &err);
             snprintf(c[0], sizeof c[0], "%s", names[t]);
             matrix(c[1], sizeof c[1], analytic[t], rows[t], cols[t]);
             snprintf(c[2], sizeof c[2], "%zu", theta[t]->size);
@@ -372,8 +353,8 @@ int main(int argc, char **argv)
 
         for (r = 0; r < 5 && ok; r++) {
             const llm_param *w = &ps.items[proj.weight], *b = &ps.items[proj.bias];
-            ok = check(run(&proj, &ps, ranks[r], shapes[r], fix_x, fix_g, y, &yrank, yshape,
-                           dx, &err), &err);
+            ok = llm_demo_ok("ch19", run(&proj, &ps, ranks[r], shapes[r], fix_x, fix_g, y, &yrank,
+                                         yshape, dx, &err), &err);
             if (!ok)
                 break;
             rows = ranks[r] == 1 ? 1 : 2;
@@ -409,8 +390,8 @@ int main(int argc, char **argv)
         int zeros = 1;
         char c[2][160];
 
-        ok = ok && check(run(&proj, &ps, 2, empty, NULL, fix_g, y, &yrank, yshape, dx, &err),
-                         &err);
+        ok = ok && llm_demo_ok("ch19", run(&proj, &ps, 2, empty, NULL, fix_g, y, &yrank, yshape,
+                                           dx, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         for (i = 0; i < 6; i++)
@@ -440,11 +421,11 @@ int main(int argc, char **argv)
         int same;
         char c[2][160];
 
-        ok = ok && check(llm_tensor_from(&x, 2, shape_x, fix_x, 4, &err), &err)
-                && check(llm_tensor_from(&w, 2, shape_wt, wt, 6, &err), &err)
-                && check(llm_tensor_from(&b, 1, shape_b, fix_b, 3, &err), &err)
-                && check(llm_matmul(&xw, &x, &w, 0, 1, &err), &err)
-                && check(llm_tensor_binary(&y, LLM_ADD, &xw, &b, &err), &err);
+        ok = ok && llm_demo_ok("ch19", llm_tensor_from(&x, 2, shape_x, fix_x, 4, &err), &err)
+                && llm_demo_ok("ch19", llm_tensor_from(&w, 2, shape_wt, wt, 6, &err), &err)
+                && llm_demo_ok("ch19", llm_tensor_from(&b, 1, shape_b, fix_b, 3, &err), &err)
+                && llm_demo_ok("ch19", llm_matmul(&xw, &x, &w, 0, 1, &err), &err)
+                && llm_demo_ok("ch19", llm_tensor_binary(&y, LLM_ADD, &xw, &b, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         same = memcmp(y.data, y_ref, sizeof y_ref) == 0;
@@ -460,14 +441,17 @@ int main(int argc, char **argv)
         llm_tensor_free(&y);
 
         llm_rng_seed(&srng, 19);
-        ok = ok && check(llm_params_init(&sp, &err), &err)
-                && check(llm_linear_init(&sq, &sp, "square", 2, 2, 0, &srng, &err), &err);
+        ok = ok && llm_demo_ok("ch19", llm_params_init(&sp, &err), &err)
+                && llm_demo_ok("ch19",
+                               llm_linear_init(&sq, &sp, "square", 2, 2, 0, &srng, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memcpy(sp.items[sq.weight].value.data, sq_w, sizeof sq_w);
-        ok = ok && check(run(&sq, &sp, 1, two, sq_x, NULL, right, &yrank, yshape, NULL, &err), &err);
+        ok = ok && llm_demo_ok("ch19", run(&sq, &sp, 1, two, sq_x, NULL, right, &yrank, yshape,
+                                           NULL, &err), &err);
         memcpy(sp.items[sq.weight].value.data, sq_wt, sizeof sq_wt);
-        ok = ok && check(run(&sq, &sp, 1, two, sq_x, NULL, wrong, &yrank, yshape, NULL, &err), &err);
+        ok = ok && llm_demo_ok("ch19", run(&sq, &sp, 1, two, sq_x, NULL, wrong, &yrank, yshape,
+                                           NULL, &err), &err);
         printf("square layer x=[1, 0]: y=%s; weight loaded transposed: accepted, y=%s\n",
                matrix(c[0], sizeof c[0], right, 0, 2), matrix(c[1], sizeof c[1], wrong, 0, 2));
         llm_trace_value(&tr, "sq_right", c[0]);
@@ -486,51 +470,61 @@ int main(int argc, char **argv)
         char buf[96];
 
         llm_rng_seed(&spare, 0);
-        ok = ok && check(llm_params_init(&empty, &err), &err)
-                && check(llm_params_init(&swapped, &err), &err)
-                && check(llm_params_init(&narrow, &err), &err)
-                && check(llm_params_add_xavier(&swapped, "proj.weight", 3, 2, &spare, &err), &err)
-                && check(llm_params_add_const(&swapped, "proj.bias", 1, &proj.d_out, 0.0, 0, &err),
-                         &err)
-                && check(llm_params_add_xavier(&narrow, "proj.weight", 2, 3, &spare, &err), &err)
-                && check(llm_params_add_const(&narrow, "proj.bias", 1, b2, 0.0, 0, &err), &err)
-                && check(llm_tensor_from(&xw, 2, wide, fix_w, 6, &err), &err)
-                && check(llm_tensor_zeros(&xs, 0, NULL, &err), &err)
-                && check(llm_tape_init(&tape, 16, &err), &err)
-                && check(llm_tape_constant(&tape, &xw, &xv, &err), &err)
-                && check(llm_tape_constant(&tape, &xs, &xsv, &err), &err);
+        ok = ok && llm_demo_ok("ch19", llm_params_init(&empty, &err), &err)
+                && llm_demo_ok("ch19", llm_params_init(&swapped, &err), &err)
+                && llm_demo_ok("ch19", llm_params_init(&narrow, &err), &err)
+                && llm_demo_ok("ch19", llm_params_add_xavier(&swapped, "proj.weight", 3, 2, &spare,
+                                                             &err), &err)
+                && llm_demo_ok("ch19", llm_params_add_const(&swapped, "proj.bias", 1, &proj.d_out,
+                                                            0.0, 0, &err), &err)
+                && llm_demo_ok("ch19", llm_params_add_xavier(&narrow, "proj.weight", 2, 3, &spare,
+                                                             &err), &err)
+                && llm_demo_ok("ch19", llm_params_add_const(&narrow, "proj.bias", 1, b2, 0.0, 0,
+                                                            &err), &err)
+                && llm_demo_ok("ch19", llm_tensor_from(&xw, 2, wide, fix_w, 6, &err), &err)
+                && llm_demo_ok("ch19", llm_tensor_zeros(&xs, 0, NULL, &err), &err)
+                && llm_demo_ok("ch19", llm_tape_init(&tape, 16, &err), &err)
+                && llm_demo_ok("ch19", llm_tape_constant(&tape, &xw, &xv, &err), &err)
+                && llm_demo_ok("ch19", llm_tape_constant(&tape, &xs, &xsv, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memset(&y, 0x5a, sizeof y);
         memcpy(&y0, &y, sizeof y0);
         nodes0 = tape.count;
-        refusal(&tr, "x [2, 3] into a 2 -> 3 layer",
-                llm_linear_forward(&proj, &ps, &tape, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "x [2, 3] into a 2 -> 3 layer",
+                         llm_linear_forward(&proj, &ps, &tape, xv, &y, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "width_message", err.message);
-        refusal(&tr, "a scalar x", llm_linear_forward(&proj, &ps, &tape, xsv, &y, &err), &err);
-        refusal(&tr, "an empty list", llm_linear_forward(&proj, &empty, &tape, xv, &y, &err), &err);
-        refusal(&tr, "the weight stored [3, 2]",
-                llm_linear_forward(&proj, &swapped, &tape, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "a scalar x",
+                         llm_linear_forward(&proj, &ps, &tape, xsv, &y, &err), &err);
+        llm_demo_refusal(&tr, "an empty list",
+                         llm_linear_forward(&proj, &empty, &tape, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "the weight stored [3, 2]",
+                         llm_linear_forward(&proj, &swapped, &tape, xv, &y, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "layout_message", err.message);
-        refusal(&tr, "a bias of width 2",
-                llm_linear_forward(&proj, &narrow, &tape, xv, &y, &err), &err);
-        refusal(&tr, "no output", llm_linear_forward(&proj, &ps, &tape, xv, NULL, &err), &err);
-        ok = ok && check(llm_params_add_const(&ps, "head.bias", 1, b2, 0.0, 0, &err), &err);
+        llm_demo_refusal(&tr, "a bias of width 2",
+                         llm_linear_forward(&proj, &narrow, &tape, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "no output",
+                         llm_linear_forward(&proj, &ps, &tape, xv, NULL, &err), &err);
+        ok = ok && llm_demo_ok("ch19",
+                               llm_params_add_const(&ps, "head.bias", 1, b2, 0.0, 0, &err), &err);
         count0 = ps.count;
         rng0 = rng;
         memset(&other, 0x5a, sizeof other);           /* a marker, padding included */
         memcpy(&kept, &other, sizeof kept);
-        refusal(&tr, "d_out = 0", llm_linear_init(&other, &ps, "head", 2, 0, 1, &rng, &err), &err);
-        refusal(&tr, "prefix \"Head\"", llm_linear_init(&other, &ps, "Head", 2, 3, 1, &rng, &err), &err);
-        refusal(&tr, "a prefix of 57 characters",
-                llm_linear_init(&other, &ps, "a_prefix_that_is_far_too_long_to_leave_room_for_weight_xy",
-                                2, 3, 1, &rng, &err), &err);
-        refusal(&tr, "prefix \"proj\" again", llm_linear_init(&other, &ps, "proj", 2, 3, 1, &rng, &err),
-                &err);
-        refusal(&tr, "\"head\" whose bias name is taken",
-                llm_linear_init(&other, &ps, "head", 2, 3, 1, &rng, &err), &err);
+        llm_demo_refusal(&tr, "d_out = 0",
+                         llm_linear_init(&other, &ps, "head", 2, 0, 1, &rng, &err), &err);
+        llm_demo_refusal(&tr, "prefix \"Head\"",
+                         llm_linear_init(&other, &ps, "Head", 2, 3, 1, &rng, &err), &err);
+        llm_demo_refusal(&tr, "a prefix of 57 characters",
+                         llm_linear_init(&other, &ps,
+                                         "a_prefix_that_is_far_too_long_to_leave_room_for_weight_xy",
+                                         2, 3, 1, &rng, &err), &err);
+        llm_demo_refusal(&tr, "prefix \"proj\" again",
+                         llm_linear_init(&other, &ps, "proj", 2, 3, 1, &rng, &err), &err);
+        llm_demo_refusal(&tr, "\"head\" whose bias name is taken",
+                         llm_linear_init(&other, &ps, "head", 2, 3, 1, &rng, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "rollback_message", err.message);
         ok = ok && memcmp(&other, &kept, sizeof other) == 0;

@@ -7,27 +7,6 @@
 #include "llm/evidence.h"
 #include "llm/nn.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch20: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 static void fill_row(llm_trace *tr, const char *table, size_t n, char (*c)[128])
 {
     const char *cells[8];
@@ -155,7 +134,7 @@ int main(int argc, char **argv)
     if (status != 0)
         return status;
     printf("chapter=20 swiglu-feed-forward\n");
-    if (!check(llm_params_init(&ps, &err), &err))
+    if (!llm_demo_ok("ch20", llm_params_init(&ps, &err), &err))
         return llm_demo_finish(&tr, 0);
     {
         static const char *const part[3] = {"gate", "up", "down"};
@@ -167,7 +146,7 @@ int main(int argc, char **argv)
 
         llm_rng_seed(&rng, 20);
         start = rng;
-        if (!check(llm_swiglu_init(&ffn, &ps, "ffn", 2, 3, &rng, &err), &err))
+        if (!llm_demo_ok("ch20", llm_swiglu_init(&ffn, &ps, "ffn", 2, 3, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
         while (start.state != rng.state && draws < 1000) {
             start.state += UINT64_C(0x9e3779b97f4a7c15);
@@ -180,7 +159,8 @@ int main(int argc, char **argv)
         for (k = 0; k < 3; k++) {
             const llm_param *p = &ps.items[pos[k]];
             int equal;
-            if (!check(llm_xavier_uniform(&w, k < 2 ? 2 : 3, k < 2 ? 3 : 2, &fresh, &err), &err))
+            if (!llm_demo_ok("ch20", llm_xavier_uniform(&w, k < 2 ? 2 : 3, k < 2 ? 3 : 2, &fresh,
+                                                        &err), &err))
                 return llm_demo_finish(&tr, 0);
             equal = w.size == p->value.size
                     && memcmp(w.data, p->value.data, w.size * sizeof w.data[0]) == 0;
@@ -216,8 +196,9 @@ int main(int argc, char **argv)
         llm_status st;
         int rng_same, list_same, layer_same;
 
-        if (!check(llm_params_init(&other, &err), &err)
-            || !check(llm_params_add_const(&other, "mlp.down.weight", 1, one, 0.0, 1, &err), &err))
+        if (!llm_demo_ok("ch20", llm_params_init(&other, &err), &err)
+            || !llm_demo_ok("ch20", llm_params_add_const(&other, "mlp.down.weight", 1, one, 0.0, 1,
+                                                         &err), &err))
             return llm_demo_finish(&tr, 0);
         saved = other.items[0];
         memset(&half, 0x5a, sizeof half);
@@ -225,7 +206,7 @@ int main(int argc, char **argv)
         llm_rng_seed(&rng, 20);
         before = rng;
         st = llm_swiglu_init(&half, &other, "mlp", 2, 3, &rng, &err);
-        refusal(&tr, "layer mlp when mlp.down.weight is taken", st, &err);
+        llm_demo_refusal(&tr, "layer mlp when mlp.down.weight is taken", st, &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "half_message", err.message);
         rng_same = memcmp(&rng, &before, sizeof rng) == 0;
@@ -249,8 +230,8 @@ int main(int argc, char **argv)
         static const char *const skey[2] = {"s0", "s1"}, *const hkey[2] = {"h0", "h1"};
 
         load_fixture(&ps, &ffn);
-        if (!check(llm_tensor_from(&x, 2, xshape, fix_x, 4, &err), &err)
-            || !check(run_branch(&ps, &ffn, &x, NULL, NULL, y, &err), &err))
+        if (!llm_demo_ok("ch20", llm_tensor_from(&x, 2, xshape, fix_x, 4, &err), &err)
+            || !llm_demo_ok("ch20", run_branch(&ps, &ffn, &x, NULL, NULL, y, &err), &err))
             return llm_demo_finish(&tr, 0);
         plain_branch(fix_x, 2, a, u, s, h, py);
         for (r = 0; r < 2; r++) {
@@ -303,19 +284,19 @@ int main(int argc, char **argv)
         int finite = 1;
         char c[8][128], buf[256];
 
-        if (!check(llm_tensor_from(&x, 1, five, xs, 5, &err), &err)
-            || !check(llm_tensor_zeros(&g, 1, five, &err), &err)
-            || !check(llm_tensor_from(&seed, 1, five, ones, 5, &err), &err)
-            || !check(llm_tape_init(&tape, 4, &err), &err))
+        if (!llm_demo_ok("ch20", llm_tensor_from(&x, 1, five, xs, 5, &err), &err)
+            || !llm_demo_ok("ch20", llm_tensor_zeros(&g, 1, five, &err), &err)
+            || !llm_demo_ok("ch20", llm_tensor_from(&seed, 1, five, ones, 5, &err), &err)
+            || !llm_demo_ok("ch20", llm_tape_init(&tape, 4, &err), &err))
             return llm_demo_finish(&tr, 0);
-        ok = ok && check(llm_tape_leaf(&tape, &x, &g, &xv, &err), &err)
-                && check(llm_tape_silu(&tape, xv, &sv, &err), &err)
-                && check(llm_tape_value(&tape, sv, &s, &err), &err);
+        ok = ok && llm_demo_ok("ch20", llm_tape_leaf(&tape, &x, &g, &xv, &err), &err)
+                && llm_demo_ok("ch20", llm_tape_silu(&tape, xv, &sv, &err), &err)
+                && llm_demo_ok("ch20", llm_tape_value(&tape, sv, &s, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         for (k = 0; k < 5; k++)
             val[k] = s->data[s->offset + k * s->stride[0]];
-        ok = ok && check(llm_tape_backward(&tape, sv, &seed, 0, &err), &err);
+        ok = ok && llm_demo_ok("ch20", llm_tape_backward(&tape, sv, &seed, 0, &err), &err);
         for (k = 0; k < 5; k++) {
             finite = finite && isfinite(val[k]) && isfinite(g.data[k]);
             llm_fmt(c[0], sizeof c[0], xs[k], 0);
@@ -346,10 +327,10 @@ int main(int argc, char **argv)
         int row1_same, row0_changed;
         char buf[256];
 
-        if (!check(llm_tensor_from(&x, 2, xshape, fix_x, 4, &err), &err)
-            || !check(llm_tensor_from(&x2, 2, xshape, fix_x_changed, 4, &err), &err)
-            || !check(run_branch(&ps, &ffn, &x, NULL, NULL, y, &err), &err)
-            || !check(run_branch(&ps, &ffn, &x2, NULL, NULL, y2, &err), &err))
+        if (!llm_demo_ok("ch20", llm_tensor_from(&x, 2, xshape, fix_x, 4, &err), &err)
+            || !llm_demo_ok("ch20", llm_tensor_from(&x2, 2, xshape, fix_x_changed, 4, &err), &err)
+            || !llm_demo_ok("ch20", run_branch(&ps, &ffn, &x, NULL, NULL, y, &err), &err)
+            || !llm_demo_ok("ch20", run_branch(&ps, &ffn, &x2, NULL, NULL, y2, &err), &err))
             return llm_demo_finish(&tr, 0);
         row1_same = memcmp(y + 2, y2 + 2, 2 * sizeof y[0]) == 0;
         row0_changed = y[0] != y2[0] || y[1] != y2[1];
@@ -373,13 +354,13 @@ int main(int argc, char **argv)
         ffn_ctx ctx;
         char c[8][128], buf[256];
 
-        if (!check(llm_tensor_from(&x, 2, xshape, fix_x, 4, &err), &err)
-            || !check(llm_tensor_zeros(&gx, 2, xshape, &err), &err)
-            || !check(llm_tensor_from(&seed, 2, xshape, fix_seed, 4, &err), &err))
+        if (!llm_demo_ok("ch20", llm_tensor_from(&x, 2, xshape, fix_x, 4, &err), &err)
+            || !llm_demo_ok("ch20", llm_tensor_zeros(&gx, 2, xshape, &err), &err)
+            || !llm_demo_ok("ch20", llm_tensor_from(&seed, 2, xshape, fix_seed, 4, &err), &err))
             return llm_demo_finish(&tr, 0);
         for (k = 0; k < ps.count; k++)
             memset(ps.items[k].grad.data, 0, ps.items[k].grad.size * sizeof(double));
-        if (!check(run_branch(&ps, &ffn, &x, &gx, &seed, NULL, &err), &err))
+        if (!llm_demo_ok("ch20", run_branch(&ps, &ffn, &x, &gx, &seed, NULL, &err), &err))
             return llm_demo_finish(&tr, 0);
         theta[0] = &ps.items[ffn.gate].value;
         theta[1] = &ps.items[ffn.up].value;
@@ -397,9 +378,9 @@ int main(int argc, char **argv)
         for (k = 0; k < 4; k++) {
             double worst = 0.0;
             size_t failures = 0;
-            if (!check(llm_gradient_check(ffn_objective, &ctx, theta[k], analytic[k], coords,
-                                          theta[k]->size, 1e-6, 3e-6, &worst, &failures, &err),
-                       &err))
+            if (!llm_demo_ok("ch20", llm_gradient_check(ffn_objective, &ctx, theta[k], analytic[k],
+                                                        coords, theta[k]->size, 1e-6, 3e-6, &worst,
+                                                        &failures, &err), &err))
                 return llm_demo_finish(&tr, 0);
             snprintf(c[0], sizeof c[0], "$%s$", label[k]);
             llm_fmt_sizes(c[1], sizeof c[1], theta[k]->shape, theta[k]->rank);
@@ -443,46 +424,46 @@ int main(int argc, char **argv)
         memset(longp, 'p', sizeof longp - 1);
         longp[sizeof longp - 1] = '\0';
         llm_rng_seed(&rng, 20);
-        refusal(&tr, "init with no prefix",
-                llm_swiglu_init(&unused, &ps, NULL, 2, 3, &rng, &err), &err);
-        refusal(&tr, "init with d_ff 0",
-                llm_swiglu_init(&unused, &ps, "ffn2", 2, 0, &rng, &err), &err);
-        refusal(&tr, "init with a 60-character prefix",
-                llm_swiglu_init(&unused, &ps, longp, 2, 3, &rng, &err), &err);
-        refusal(&tr, "init with prefix FFN",
-                llm_swiglu_init(&unused, &ps, "FFN", 2, 3, &rng, &err), &err);
-        refusal(&tr, "init with prefix ffn again",
-                llm_swiglu_init(&unused, &ps, "ffn", 2, 3, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with no prefix",
+                         llm_swiglu_init(&unused, &ps, NULL, 2, 3, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with d_ff 0",
+                         llm_swiglu_init(&unused, &ps, "ffn2", 2, 0, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with a 60-character prefix",
+                         llm_swiglu_init(&unused, &ps, longp, 2, 3, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with prefix FFN",
+                         llm_swiglu_init(&unused, &ps, "FFN", 2, 3, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with prefix ffn again",
+                         llm_swiglu_init(&unused, &ps, "ffn", 2, 3, &rng, &err), &err);
 
         memset(&marker, 0x5a, sizeof marker);
         y = marker;
-        if (!check(llm_tensor_from(&x, 2, xshape, fix_x, 4, &err), &err)
-            || !check(llm_tensor_from(&xw, 2, wide, zeros, 6, &err), &err)
-            || !check(llm_tensor_zeros(&scalar, 0, NULL, &err), &err)
-            || !check(llm_tape_init(&tape, 16, &err), &err)
-            || !check(llm_tape_constant(&tape, &x, &stale, &err), &err)
-            || !check(llm_tape_reset(&tape, &err), &err)
-            || !check(llm_tape_constant(&tape, &x, &xv, &err), &err)
-            || !check(llm_tape_constant(&tape, &xw, &xwv, &err), &err)
-            || !check(llm_tape_constant(&tape, &scalar, &sv, &err), &err))
+        if (!llm_demo_ok("ch20", llm_tensor_from(&x, 2, xshape, fix_x, 4, &err), &err)
+            || !llm_demo_ok("ch20", llm_tensor_from(&xw, 2, wide, zeros, 6, &err), &err)
+            || !llm_demo_ok("ch20", llm_tensor_zeros(&scalar, 0, NULL, &err), &err)
+            || !llm_demo_ok("ch20", llm_tape_init(&tape, 16, &err), &err)
+            || !llm_demo_ok("ch20", llm_tape_constant(&tape, &x, &stale, &err), &err)
+            || !llm_demo_ok("ch20", llm_tape_reset(&tape, &err), &err)
+            || !llm_demo_ok("ch20", llm_tape_constant(&tape, &x, &xv, &err), &err)
+            || !llm_demo_ok("ch20", llm_tape_constant(&tape, &xw, &xwv, &err), &err)
+            || !llm_demo_ok("ch20", llm_tape_constant(&tape, &scalar, &sv, &err), &err))
             return llm_demo_finish(&tr, 0);
-        refusal(&tr, "forward with no tape",
-                llm_swiglu_forward(&ffn, &ps, NULL, xv, &y, &err), &err);
-        refusal(&tr, "forward of a scalar",
-                llm_swiglu_forward(&ffn, &ps, &tape, sv, &y, &err), &err);
-        refusal(&tr, "forward of x [2, 3]",
-                llm_swiglu_forward(&ffn, &ps, &tape, xwv, &y, &err), &err);
-        refusal(&tr, "forward of an x from before a reset",
-                llm_swiglu_forward(&ffn, &ps, &tape, stale, &y, &err), &err);
+        llm_demo_refusal(&tr, "forward with no tape",
+                         llm_swiglu_forward(&ffn, &ps, NULL, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "forward of a scalar",
+                         llm_swiglu_forward(&ffn, &ps, &tape, sv, &y, &err), &err);
+        llm_demo_refusal(&tr, "forward of x [2, 3]",
+                         llm_swiglu_forward(&ffn, &ps, &tape, xwv, &y, &err), &err);
+        llm_demo_refusal(&tr, "forward of an x from before a reset",
+                         llm_swiglu_forward(&ffn, &ps, &tape, stale, &y, &err), &err);
         bad = ffn;
         bad.down = 7;
-        refusal(&tr, "forward with the down weight at position 7 of 3",
-                llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "forward with the down weight at position 7 of 3",
+                         llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), &err);
         bad = ffn;
         bad.gate = ffn.down;
         bad.down = ffn.gate;
-        refusal(&tr, "forward with gate and down swapped",
-                llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "forward with gate and down swapped",
+                         llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "swap_message", err.message);
         untouched = memcmp(&y, &marker, sizeof y) == 0 && ps.count == count;

@@ -9,30 +9,6 @@
 #include "llm/nn.h"
 #include "llm/train.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch21: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    char code[96];
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    snprintf(code, sizeof code, "%s (`%s`)", llm_status_name(st),
-             st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = code;
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* The fixture: two wrapped documents (0 = BOS, 1 = EOS), T = 2, stride 1,
    batches of 3, shuffled with seed 7. */
 static const size_t doc_a[5] = {0, 10, 11, 12, 1}, doc_b[4] = {0, 20, 21, 1};
@@ -144,7 +120,7 @@ static int shuffle_walk(llm_trace *tr, const llm_window *windows, size_t n,
         llm_window held;
         peek = rng;
         draw = llm_rng_next_u64(&peek);
-        ok = check(llm_rng_below(&rng, bound, &j, &err), &err) && ok;
+        ok = llm_demo_ok("ch21", llm_rng_below(&rng, bound, &j, &err), &err) && ok;
         ok = ok && draw >= threshold && j == draw % bound && rng.state == peek.state;
         held = walk[u];
         walk[u] = walk[j];
@@ -160,7 +136,7 @@ static int shuffle_walk(llm_trace *tr, const llm_window *windows, size_t n,
         llm_trace_row(tr, "swaps", 6, cells);
     }
     memcpy(order, windows, n * sizeof *order);
-    ok = check(llm_shuffle_windows(order, n, SEED, &err), &err) && ok;
+    ok = llm_demo_ok("ch21", llm_shuffle_windows(order, n, SEED, &err), &err) && ok;
     same = memcmp(order, walk, n * sizeof *walk) == 0;
     printf("order=%s library=%s\n", order_text(buf, sizeof buf, order, n),
            same ? "same" : "different");
@@ -177,13 +153,13 @@ static int batches(llm_trace *tr, const llm_window *order, size_t n)
     llm_error err;
     char buf[256], in[64], tg[64], c[5][64];
     int ok, unpadded = 1, identical;
-    ok = check(llm_batch_count(n, BATCH, &nb, &err), &err) && nb == 2;
+    ok = llm_demo_ok("ch21", llm_batch_count(n, BATCH, &nb, &err), &err) && nb == 2;
     for (k = 0; ok && k < nb; k++) {
         for (i = 0; i < BATCH * T; i++)
             inputs[i] = targets[i] = SIZE_MAX;       /* sentinels */
-        ok = check(llm_batch_span(n, BATCH, k, &first, &count, &err), &err)
-             && check(llm_batch_tokens(docs, 2, order, n, first, count, T, inputs,
-                                       targets, &err), &err);
+        ok = llm_demo_ok("ch21", llm_batch_span(n, BATCH, k, &first, &count, &err), &err)
+             && llm_demo_ok("ch21", llm_batch_tokens(docs, 2, order, n, first, count, T,
+                                                     inputs, targets, &err), &err);
         if (!ok)
             break;
         for (i = count * T; i < BATCH * T; i++)
@@ -195,8 +171,8 @@ static int batches(llm_trace *tr, const llm_window *order, size_t n)
                 losses[t] = token_loss(targets[b * T + t]);
                 row += losses[t];
             }
-            ok = ok && check(llm_loss_add(&part[k], row, T, &err), &err)
-                 && check(llm_loss_add(&epoch, row, T, &err), &err);
+            ok = ok && llm_demo_ok("ch21", llm_loss_add(&part[k], row, T, &err), &err)
+                 && llm_demo_ok("ch21", llm_loss_add(&epoch, row, T, &err), &err);
             snprintf(c[0], sizeof c[0], "%zu", k);
             snprintf(c[1], sizeof c[1], "%zu", b);
             window_name(c[2], sizeof c[2], order[first + b]);
@@ -206,7 +182,7 @@ static int batches(llm_trace *tr, const llm_window *order, size_t n)
             snprintf(c[4], sizeof c[4], "%.6g", row);
             llm_trace_row(tr, "batches", 7, cells);
         }
-        ok = ok && check(llm_loss_mean(&part[k], &mean[k], &err), &err);
+        ok = ok && llm_demo_ok("ch21", llm_loss_mean(&part[k], &mean[k], &err), &err);
         shape[0] = count;
         shape[1] = T;
         llm_fmt_sizes(buf, sizeof buf, shape, 2);
@@ -227,10 +203,10 @@ static int batches(llm_trace *tr, const llm_window *order, size_t n)
             llm_trace_value(tr, "last_count", c[4]);
         }
     }
-    ok = ok && check(llm_loss_merge(&merged, &part[0], &err), &err)
-         && check(llm_loss_merge(&merged, &part[1], &err), &err)
-         && check(llm_loss_mean(&epoch, &epoch_mean, &err), &err)
-         && check(llm_loss_mean(&merged, &merged_mean, &err), &err);
+    ok = ok && llm_demo_ok("ch21", llm_loss_merge(&merged, &part[0], &err), &err)
+         && llm_demo_ok("ch21", llm_loss_merge(&merged, &part[1], &err), &err)
+         && llm_demo_ok("ch21", llm_loss_mean(&epoch, &epoch_mean, &err), &err)
+         && llm_demo_ok("ch21", llm_loss_mean(&merged, &merged_mean, &err), &err);
     identical = memcmp(&merged.sum, &epoch.sum, sizeof epoch.sum) == 0
                 && merged.tokens == epoch.tokens
                 && memcmp(&merged_mean, &epoch_mean, sizeof epoch_mean) == 0;
@@ -293,7 +269,7 @@ static int threshold_against_modulo(llm_trace *tr)
     for (i = 0; i < 60000; i++) {
         uint64_t j = 0;
         lower_mod += llm_rng_next_u64(&plain) % big < (UINT64_C(1) << 62);
-        ok = check(llm_rng_below(&fair, big, &j, &err), &err) && ok;
+        ok = llm_demo_ok("ch21", llm_rng_below(&fair, big, &j, &err), &err) && ok;
         lower_fair += j < (UINT64_C(1) << 62);
     }
     llm_rng_seed(&count, 21);
@@ -344,18 +320,18 @@ static int replay_and_coverage(llm_trace *tr, const llm_window *windows, size_t 
         return 0;
     memcpy(a, windows, n * sizeof *a);
     memcpy(b, windows, n * sizeof *b);
-    ok = check(llm_shuffle_windows(a, n, SEED, &err), &err)
-         && check(llm_shuffle_windows(b, n, SEED, &err), &err);
+    ok = llm_demo_ok("ch21", llm_shuffle_windows(a, n, SEED, &err), &err)
+         && llm_demo_ok("ch21", llm_shuffle_windows(b, n, SEED, &err), &err);
     replay = memcmp(a, b, n * sizeof *a) == 0;
     printf("seed=%d again: %s\n", SEED, replay ? "bit-identical" : "different");
     llm_trace_value(tr, "replay", replay ? "bit-identical" : "different");
     memcpy(b, windows, n * sizeof *b);
-    ok = check(llm_shuffle_windows(b, n, SEED + 1, &err), &err) && ok;
+    ok = llm_demo_ok("ch21", llm_shuffle_windows(b, n, SEED + 1, &err), &err) && ok;
     printf("seed=%d order=%s\n", SEED + 1, order_text(buf, sizeof buf, b, n));
     llm_trace_value(tr, "other_order", buf);
     for (seed = 0; ok && seed < 12000; seed++) {
         memcpy(a, windows, n * sizeof *a);
-        ok = check(llm_shuffle_windows(a, n, seed, &err), &err);
+        ok = llm_demo_ok("ch21", llm_shuffle_windows(a, n, seed, &err), &err);
         memset(hits, 0, sizeof hits);
         for (i = 0, code = 0; i < n; i++) {
             p = position_of(windows, n, a[i]);
@@ -408,33 +384,44 @@ static int refusals(llm_trace *tr, const llm_window *order, size_t n)
     for (i = 0; i < BATCH * T; i++)
         inputs[i] = targets[i] = SIZE_MAX;
     llm_rng_seed(&rng, SEED);
-    refusal(tr, "a draw below 0", llm_rng_below(&rng, 0, &j, &err), &err);
-    refusal(tr, "shuffle a NULL list of 5", llm_shuffle_windows(NULL, 5, SEED, &err), &err);
-    refusal(tr, "count batches of 0", llm_batch_count(n, 0, &nb, &err), &err);
-    refusal(tr, "batch 2 of 5 windows in 3s",
-            llm_batch_span(n, BATCH, 2, &first, &count, &err), &err);
-    refusal(tr, "window b@2, past the end of b",
-            llm_batch_tokens(docs, 2, past_end, 2, 0, 2, T, inputs, targets, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "a draw below 0", llm_rng_below(&rng, 0, &j, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "shuffle a NULL list of 5",
+                           llm_shuffle_windows(NULL, 5, SEED, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "count batches of 0",
+                           llm_batch_count(n, 0, &nb, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "batch 2 of 5 windows in 3s",
+                           llm_batch_span(n, BATCH, 2, &first, &count, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "window b@2, past the end of b",
+                           llm_batch_tokens(docs, 2, past_end, 2, 0, 2, T, inputs, targets,
+                                            &err), &err);
     llm_trace_value(tr, "fit_message", err.message);
-    refusal(tr, "a window in document 2 of 2",
-            llm_batch_tokens(docs, 2, no_doc, 1, 0, 1, T, inputs, targets, &err), &err);
-    refusal(tr, "3 windows from position 3 of 5",
-            llm_batch_tokens(docs, 2, order, n, 3, 3, T, inputs, targets, &err), &err);
-    refusal(tr, "a batch of 0 windows",
-            llm_batch_tokens(docs, 2, order, n, 0, 0, T, inputs, targets, &err), &err);
-    refusal(tr, "T = 0",
-            llm_batch_tokens(docs, 2, order, n, 0, 3, 0, inputs, targets, &err), &err);
-    refusal(tr, "2 windows of T = SIZE_MAX",
-            llm_batch_tokens(docs, 2, order, n, 0, 2, SIZE_MAX, inputs, targets, &err), &err);
-    refusal(tr, "add 0 tokens", llm_loss_add(&acc, 0.0, 0, &err), &err);
-    refusal(tr, "add a NaN loss", llm_loss_add(&acc, NAN, 2, &err), &err);
-    refusal(tr, "add an infinite loss", llm_loss_add(&acc, HUGE_VAL, 2, &err), &err);
-    refusal(tr, "add DBL_MAX to DBL_MAX", llm_loss_add(&full, DBL_MAX, 1, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "a window in document 2 of 2",
+                           llm_batch_tokens(docs, 2, no_doc, 1, 0, 1, T, inputs, targets,
+                                            &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "3 windows from position 3 of 5",
+                           llm_batch_tokens(docs, 2, order, n, 3, 3, T, inputs, targets, &err),
+                           &err);
+    llm_demo_refusal_cells(tr, "bm", "a batch of 0 windows",
+                           llm_batch_tokens(docs, 2, order, n, 0, 0, T, inputs, targets, &err),
+                           &err);
+    llm_demo_refusal_cells(tr, "bm", "T = 0", llm_batch_tokens(docs, 2, order, n, 0, 3, 0,
+                                                               inputs, targets, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "2 windows of T = SIZE_MAX",
+                           llm_batch_tokens(docs, 2, order, n, 0, 2, SIZE_MAX, inputs, targets,
+                                            &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "add 0 tokens", llm_loss_add(&acc, 0.0, 0, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "add a NaN loss", llm_loss_add(&acc, NAN, 2, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "add an infinite loss",
+                           llm_loss_add(&acc, HUGE_VAL, 2, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "add DBL_MAX to DBL_MAX",
+                           llm_loss_add(&full, DBL_MAX, 1, &err), &err);
     llm_trace_value(tr, "overflow_message", err.message);
-    refusal(tr, "add 1 token to SIZE_MAX", llm_loss_add(&many, 0.5, 1, &err), &err);
-    refusal(tr, "merge a part of sum 1 and no tokens", llm_loss_merge(&acc, &hollow, &err),
-            &err);
-    refusal(tr, "the mean of no tokens", llm_loss_mean(&none, &mean, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "add 1 token to SIZE_MAX",
+                           llm_loss_add(&many, 0.5, 1, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "merge a part of sum 1 and no tokens",
+                           llm_loss_merge(&acc, &hollow, &err), &err);
+    llm_demo_refusal_cells(tr, "bm", "the mean of no tokens",
+                           llm_loss_mean(&none, &mean, &err), &err);
     for (i = 0; i < BATCH * T; i++)
         same = same && inputs[i] == SIZE_MAX && targets[i] == SIZE_MAX;
     same = same && first == 99 && count == 99 && nb == 99 && j == 99 && mean == -1.0

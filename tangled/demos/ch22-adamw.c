@@ -8,30 +8,6 @@
 #include "llm/nn.h"
 #include "llm/train.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch22: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    char code[96];
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    snprintf(code, sizeof code, "%s (`%s`)", llm_status_name(st),
-             st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = code;
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* beta1, beta2, eps, weight decay of the predict-first fixture. */
 static const llm_adamw_config fixture_config = {0.5, 0.5, 0.1, 0.1};
 
@@ -82,16 +58,16 @@ static int fixture_step(llm_trace *tr)
     int ok;
     memset(&ps, 0, sizeof ps);
     memset(&opt, 0, sizeof opt);
-    ok = check(llm_params_init(&ps, &err), &err)
-         && check(add_vector(&ps, "w", 2, theta, 1, &err), &err)
-         && check(llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
+    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
+         && llm_demo_ok("ch22", add_vector(&ps, "w", 2, theta, 1, &err), &err)
+         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
     if (ok)
         memcpy(ps.items[0].grad.data, grad, sizeof grad);
     for (j = 0; ok && j < 2; j++)
-        ok = check(llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 1, theta[j],
-                                        grad[j], 0.0, 0.0, &t[j], &err), &err);
-    ok = ok && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err),
-                     &err);
+        ok = llm_demo_ok("ch22", llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 1, theta[j],
+                                                      grad[j], 0.0, 0.0, &t[j], &err), &err);
+    ok = ok && llm_demo_ok("ch22",
+                           llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err), &err);
     if (ok) {
         static const char *const key[7] = {"m", "v", "m_hat", "v_hat", "adaptive",
                                            "decay", "theta"};
@@ -146,20 +122,21 @@ static int bias_correction(llm_trace *tr)
     int ok;
     memset(&ps, 0, sizeof ps);
     memset(&opt, 0, sizeof opt);
-    ok = check(llm_params_init(&ps, &err), &err)
-         && check(llm_params_add_const(&ps, "u", 1, one, 0.0, 0, &err), &err)
-         && check(llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
+    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
+         && llm_demo_ok("ch22", llm_params_add_const(&ps, "u", 1, one, 0.0, 0, &err), &err)
+         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
     for (step = 1; ok && step <= 3; step++) {
         llm_adamw_terms t;
         char c[7][32];
         const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
         ps.items[0].grad.data[0] = g;
-        ok = check(llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 0,
-                                        ps.items[0].value.data[0], g,
-                                        opt.moments[0].m.data[0],
-                                        opt.moments[0].v.data[0], &t, &err), &err)
-             && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err),
-                      &err);
+        ok = llm_demo_ok("ch22",
+                         llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 0,
+                                              ps.items[0].value.data[0], g,
+                                              opt.moments[0].m.data[0],
+                                              opt.moments[0].v.data[0], &t, &err), &err)
+             && llm_demo_ok("ch22",
+                            llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err), &err);
         if (!ok)
             break;
         ok = opt.moments[0].m.data[0] == t.m && opt.moments[0].v.data[0] == t.v;
@@ -193,11 +170,11 @@ static int zero_gradient(llm_trace *tr)
     int ok;
     memset(&ps, 0, sizeof ps);
     memset(&opt, 0, sizeof opt);
-    ok = check(llm_params_init(&ps, &err), &err)
-         && check(llm_params_add_const(&ps, name[0], 1, one, 3.0, 1, &err), &err)
-         && check(llm_params_add_const(&ps, name[1], 1, one, 3.0, 0, &err), &err)
-         && check(llm_adamw_init(&opt, &ps, &fixture_config, &err), &err)
-         && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
+    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
+         && llm_demo_ok("ch22", llm_params_add_const(&ps, name[0], 1, one, 3.0, 1, &err), &err)
+         && llm_demo_ok("ch22", llm_params_add_const(&ps, name[1], 1, one, 3.0, 0, &err), &err)
+         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err)
+         && llm_demo_ok("ch22", llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
     for (i = 0; ok && i < 2; i++) {
         char c[4][32];
         const char *cells[4] = {c[0], c[1], c[2], c[3]};
@@ -235,9 +212,9 @@ static int bowl_race(llm_trace *tr)
     int ok;
     memset(&ps, 0, sizeof ps);
     memset(&opt, 0, sizeof opt);
-    ok = check(llm_params_init(&ps, &err), &err)
-         && check(add_vector(&ps, "p", 2, start, 1, &err), &err)
-         && check(llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
+    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
+         && llm_demo_ok("ch22", add_vector(&ps, "p", 2, start, 1, &err), &err)
+         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
     for (step = 0; ok && step <= 4; step++) {
         double *p = ps.items[0].value.data, g[2] = {0.0, 0.0};
         char c[5][32];
@@ -246,10 +223,10 @@ static int bowl_race(llm_trace *tr)
             bowl(sgd, g);                          /* plain gradient descent */
             sgd[0] -= lr * g[0];
             sgd[1] -= lr * g[1];
-            ok = check(llm_params_zero_grad(&ps, &err), &err);
+            ok = llm_demo_ok("ch22", llm_params_zero_grad(&ps, &err), &err);
             bowl(p, ps.items[0].grad.data);        /* AdamW */
-            ok = ok && check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr,
-                                            &err), &err);
+            ok = ok && llm_demo_ok("ch22", llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr,
+                                                          &err), &err);
         }
         snprintf(c[0], sizeof c[0], "%zu", step);
         llm_fmt(c[1], sizeof c[1], sgd[0], 6);
@@ -287,9 +264,9 @@ static int clipping(llm_trace *tr)
     size_t k, j;
     int ok;
     memset(&ps, 0, sizeof ps);
-    ok = check(llm_params_init(&ps, &err), &err)
-         && check(llm_params_add_const(&ps, "w", 1, two, 0.0, 1, &err), &err)
-         && check(llm_params_add_const(&ps, "b", 1, one, 0.0, 0, &err), &err);
+    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
+         && llm_demo_ok("ch22", llm_params_add_const(&ps, "w", 1, two, 0.0, 1, &err), &err)
+         && llm_demo_ok("ch22", llm_params_add_const(&ps, "b", 1, one, 0.0, 0, &err), &err);
     for (k = 0; ok && k < 5; k++) {
         const double g[3] = {cases[k].w[0], cases[k].w[1], cases[k].b};
         llm_grad_multiplier mu = {0.0, 0.0};
@@ -298,12 +275,12 @@ static int clipping(llm_trace *tr)
         const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
         memcpy(ps.items[0].grad.data, g, 2 * sizeof g[0]);
         ps.items[1].grad.data[0] = g[2];
-        ok = check(llm_grad_clip_multiplier(&ps, cases[k].c, &norm, &mu, &err),
-                   &err);
+        ok = llm_demo_ok("ch22",
+                         llm_grad_clip_multiplier(&ps, cases[k].c, &norm, &mu, &err), &err);
         for (j = 0; ok && j < 3; j++) {
             naive += g[j] * g[j];
             eff[j] = (g[j] / mu.divisor) * mu.factor;
-            ok = check(llm_norm_accumulate(&scale, &ss, eff[j], &err), &err);
+            ok = llm_demo_ok("ch22", llm_norm_accumulate(&scale, &ss, eff[j], &err), &err);
         }
         if (!ok)
             break;
@@ -341,7 +318,7 @@ static int clipping(llm_trace *tr)
                 char w[4][32];
                 const char *row[4] = {w[0], w[1], w[2], w[3]};
                 snprintf(w[0], sizeof w[0], "`%s`", coordinate[j]);
-                ok = ok && check(llm_norm_accumulate(&s, &q, g[j], &err), &err);
+                ok = ok && llm_demo_ok("ch22", llm_norm_accumulate(&s, &q, g[j], &err), &err);
                 sig6(w[1], sizeof w[1], g[j]);
                 sig6(w[2], sizeof w[2], s);
                 sig6(w[3], sizeof w[3], q);
@@ -369,14 +346,15 @@ static int one_step_pair(const llm_adamw_config *config, double l2, double *afte
     int ok;
     memset(&ps, 0, sizeof ps);
     memset(&opt, 0, sizeof opt);
-    ok = check(llm_params_init(&ps, &err), &err)
-         && check(add_vector(&ps, "quiet", 1, three, 1, &err), &err)
-         && check(add_vector(&ps, "busy", 1, three, 1, &err), &err)
-         && check(llm_adamw_init(&opt, &ps, config, &err), &err);
+    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
+         && llm_demo_ok("ch22", add_vector(&ps, "quiet", 1, three, 1, &err), &err)
+         && llm_demo_ok("ch22", add_vector(&ps, "busy", 1, three, 1, &err), &err)
+         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, config, &err), &err);
     if (ok) {
         ps.items[0].grad.data[0] = grad[0] + l2 * 3.0;
         ps.items[1].grad.data[0] = grad[1] + l2 * 3.0;
-        ok = check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
+        ok = llm_demo_ok("ch22",
+                         llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
     }
     if (ok) {
         after[0] = ps.items[0].value.data[0];
@@ -434,10 +412,10 @@ static int make_list(llm_params *ps, size_t n, const char *const *names,
 {
     llm_error err;
     size_t i;
-    int ok = check(llm_params_init(ps, &err), &err);
+    int ok = llm_demo_ok("ch22", llm_params_init(ps, &err), &err);
     for (i = 0; ok && i < n; i++)
-        ok = check(llm_params_add_const(ps, names[i], 1, &sizes[i], 1.0, 1, &err),
-                   &err);
+        ok = llm_demo_ok("ch22",
+                         llm_params_add_const(ps, names[i], 1, &sizes[i], 1.0, 1, &err), &err);
     return ok;
 }
 
@@ -460,14 +438,15 @@ static int refusals(llm_trace *tr)
     memset(&opt, 0, sizeof opt);
     memset(&pattern, 0xab, sizeof pattern);
     memset(&untouched, 0xab, sizeof untouched);
-    ok = check(llm_params_init(&ps, &err), &err)
-         && check(add_vector(&ps, "w", 2, w0, 1, &err), &err)
-         && check(add_vector(&ps, "norm.gain", 1, w0, 0, &err), &err)
-         && check(llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
+    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
+         && llm_demo_ok("ch22", add_vector(&ps, "w", 2, w0, 1, &err), &err)
+         && llm_demo_ok("ch22", add_vector(&ps, "norm.gain", 1, w0, 0, &err), &err)
+         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
     if (ok) {
         memcpy(ps.items[0].grad.data, g0, sizeof g0);
         ps.items[1].grad.data[0] = 0.5;
-        ok = check(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
+        ok = llm_demo_ok("ch22",
+                         llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
     }
     ok = ok && make_list(&other[0], 2, renamed, sizes)
             && make_list(&other[1], 2, right, wide)
@@ -485,46 +464,51 @@ static int refusals(llm_trace *tr)
             bad[1].beta2 = -0.1;
             bad[2].eps = 0.0;
             bad[3].weight_decay = NAN;
-            refusal(tr, "beta1 = 1",
-                    llm_adamw_init(&untouched, &ps, &bad[0], &err), &err);
-            refusal(tr, "beta2 = -0.1",
-                    llm_adamw_init(&untouched, &ps, &bad[1], &err), &err);
-            refusal(tr, "eps = 0", llm_adamw_init(&untouched, &ps, &bad[2], &err), &err);
-            refusal(tr, "weight decay NaN",
-                    llm_adamw_init(&untouched, &ps, &bad[3], &err), &err);
-            refusal(tr, "learning rate 0",
-                    llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.0, &err), &err);
-            refusal(tr, "lr 10, decay product 1",
-                    llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 10.0, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "beta1 = 1",
+                                   llm_adamw_init(&untouched, &ps, &bad[0], &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "beta2 = -0.1",
+                                   llm_adamw_init(&untouched, &ps, &bad[1], &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "eps = 0",
+                                   llm_adamw_init(&untouched, &ps, &bad[2], &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "weight decay NaN",
+                                   llm_adamw_init(&untouched, &ps, &bad[3], &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "learning rate 0",
+                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.0, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "lr 10, decay product 1",
+                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 10.0, &err), &err);
             llm_trace_value(tr, "product_message", err.message);
-            refusal(tr, "lr 1e-323, decay product rounds to 0",
-                    llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 1e-323, &err), &err);
-            refusal(tr, "multiplier factor 0",
-                    llm_adamw_step(&opt, &ps, zero_factor, 0.1, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "lr 1e-323, decay product rounds to 0",
+                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 1e-323, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "multiplier factor 0",
+                                   llm_adamw_step(&opt, &ps, zero_factor, 0.1, &err), &err);
             ps.items[1].grad.data[0] = NAN;
-            refusal(tr, "NaN gradient",
-                    llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
-            refusal(tr, "clip a NaN gradient",
-                    llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "NaN gradient",
+                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "clip a NaN gradient",
+                                   llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), &err);
             ps.items[1].grad.data[0] = 0.5;
             ps.items[0].grad.data[0] = 1e200;
-            refusal(tr, "gradient 1e200 unclipped",
-                    llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "gradient 1e200 unclipped",
+                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
             llm_trace_value(tr, "overflow_message", err.message);
-            refusal(tr, "renamed parameter",
-                    llm_adamw_step(&opt, &other[0], LLM_GRAD_UNSCALED, 0.1, &err), &err);
-            refusal(tr, "wider parameter",
-                    llm_adamw_step(&opt, &other[1], LLM_GRAD_UNSCALED, 0.1, &err), &err);
-            refusal(tr, "missing parameter",
-                    llm_adamw_step(&opt, &other[2], LLM_GRAD_UNSCALED, 0.1, &err), &err);
-            refusal(tr, "parameters swapped",
-                    llm_adamw_step(&opt, &other[3], LLM_GRAD_UNSCALED, 0.1, &err), &err);
-            refusal(tr, "clip to norm 0",
-                    llm_grad_clip_multiplier(&ps, 0.0, &norm, &mu, &err), &err);
-            refusal(tr, "norm of an infinity",
-                    llm_norm_accumulate(&s, &q, INFINITY, &err), &err);
-            refusal(tr, "moments of \"nope\"",
-                    llm_adamw_find(&opt, "nope", &index, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "renamed parameter",
+                                   llm_adamw_step(&opt, &other[0], LLM_GRAD_UNSCALED, 0.1, &err),
+                                   &err);
+            llm_demo_refusal_cells(tr, "bm", "wider parameter",
+                                   llm_adamw_step(&opt, &other[1], LLM_GRAD_UNSCALED, 0.1, &err),
+                                   &err);
+            llm_demo_refusal_cells(tr, "bm", "missing parameter",
+                                   llm_adamw_step(&opt, &other[2], LLM_GRAD_UNSCALED, 0.1, &err),
+                                   &err);
+            llm_demo_refusal_cells(tr, "bm", "parameters swapped",
+                                   llm_adamw_step(&opt, &other[3], LLM_GRAD_UNSCALED, 0.1, &err),
+                                   &err);
+            llm_demo_refusal_cells(tr, "bm", "clip to norm 0",
+                                   llm_grad_clip_multiplier(&ps, 0.0, &norm, &mu, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "norm of an infinity",
+                                   llm_norm_accumulate(&s, &q, INFINITY, &err), &err);
+            llm_demo_refusal_cells(tr, "bm", "moments of \"nope\"",
+                                   llm_adamw_find(&opt, "nope", &index, &err), &err);
         }
         ok = memcmp(&untouched, &pattern, sizeof pattern) == 0 && index == 99
              && norm == -1.0 && mu.divisor == -1.0;
@@ -532,8 +516,8 @@ static int refusals(llm_trace *tr)
              && memcmp(before, after, n * sizeof(double)) == 0 && ok;
         printf("unchanged after refusals=%s\n", ok ? "yes" : "no");
         llm_trace_value(tr, "unchanged", ok ? "yes" : "no");
-        ok = ok && check(llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), &err)
-                && check(llm_adamw_step(&opt, &ps, mu, 0.1, &err), &err);
+        ok = ok && llm_demo_ok("ch22", llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), &err)
+                && llm_demo_ok("ch22", llm_adamw_step(&opt, &ps, mu, 0.1, &err), &err);
         if (ok) {
             char c[3][32], w[128];
             llm_fmt_list(w, sizeof w, ps.items[0].value.data, 2, 6);
@@ -560,20 +544,20 @@ static int train_bowl(llm_params *ps, llm_adamw *opt, llm_trace *tr,
     static const size_t shown[10] = {0, 1, 2, 5, 10, 20, 50, 100, 150, 200};
     llm_error err;
     size_t step, next = 0;
-    int ok = check(llm_params_init(ps, &err), &err)
-             && check(add_vector(ps, "p", 2, start, 1, &err), &err)
-             && check(llm_adamw_init(opt, ps, &fixture_config, &err), &err);
+    int ok = llm_demo_ok("ch22", llm_params_init(ps, &err), &err)
+             && llm_demo_ok("ch22", add_vector(ps, "p", 2, start, 1, &err), &err)
+             && llm_demo_ok("ch22", llm_adamw_init(opt, ps, &fixture_config, &err), &err);
     *clipped = 0;
     for (step = 0; ok && step <= 200; step++) {
         llm_grad_multiplier mu = LLM_GRAD_UNSCALED;
         double norm = 0.0, g[2] = {0.0, 0.0}, *p = ps->items[0].value.data;
         if (step > 0) {
-            ok = check(llm_params_zero_grad(ps, &err), &err);
+            ok = llm_demo_ok("ch22", llm_params_zero_grad(ps, &err), &err);
             bowl(p, ps->items[0].grad.data);
             ok = ok
-                 && check(llm_grad_clip_multiplier(ps, 1.0, &norm, &mu, &err),
-                          &err)
-                 && check(llm_adamw_step(opt, ps, mu, 0.1, &err), &err);
+                 && llm_demo_ok("ch22",
+                                llm_grad_clip_multiplier(ps, 1.0, &norm, &mu, &err), &err)
+                 && llm_demo_ok("ch22", llm_adamw_step(opt, ps, mu, 0.1, &err), &err);
             *clipped += mu.factor != 1.0 || mu.divisor != 1.0;
         }
         if (ok && tr != NULL && step == shown[next]) {
