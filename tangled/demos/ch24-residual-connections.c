@@ -12,27 +12,6 @@ static const double deep_diag = -0.25;                  /* W_k = -0.25 I */
 static const double deep_seed[2] = {2, -1};             /* the stack's seed at the top */
 static const size_t shape_x[1] = {2};
 #define DEPTH 4
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch24: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* x with at most 12 decimals, trailing zeros dropped: 3.25, 2, -0.5. */
 static char *num(char *buf, size_t size, double x)
 {
@@ -205,8 +184,9 @@ int main(int argc, char **argv)
         return status;
     printf("chapter=24 residual-connections\n");
     llm_rng_seed(&rng, 24);
-    if (!check(llm_params_init(&ps, &err), &err)
-        || !check(llm_linear_init(&branch, &ps, "branch", 2, 2, 0, &rng, &err), &err)) {
+    if (!llm_demo_ok("ch24", llm_params_init(&ps, &err), &err)
+        || !llm_demo_ok("ch24", llm_linear_init(&branch, &ps, "branch", 2, 2, 0, &rng, &err),
+                        &err)) {
         llm_params_free(&ps);
         return llm_demo_finish(&tr, 0);
     }
@@ -214,10 +194,12 @@ int main(int argc, char **argv)
         double f[2], y[2], fb[2], yb[2], db[2], skip[2];
         char c[256];
         memcpy(ps.items[branch.weight].value.data, fix_w, sizeof fix_w);   /* set by hand */
-        ok = ok && check(block(&branch, &ps, 1, fix_x, fix_g, f, y, dx_ref, &err), &err);
+        ok = ok && llm_demo_ok("ch24",
+                               block(&branch, &ps, 1, fix_x, fix_g, f, y, dx_ref, &err), &err);
         if (ok)
             memcpy(dw_ref, ps.items[branch.weight].grad.data, sizeof dw_ref);
-        ok = ok && check(block(&branch, &ps, 0, fix_x, fix_g, fb, yb, db, &err), &err);
+        ok = ok && llm_demo_ok("ch24",
+                               block(&branch, &ps, 0, fix_x, fix_g, fb, yb, db, &err), &err);
         if (!ok) {
             llm_params_free(&ps);
             return llm_demo_finish(&tr, 0);
@@ -254,7 +236,7 @@ int main(int argc, char **argv)
         const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
         probe pr;
 
-        ok = ok && check(llm_tensor_from(&xt, 1, shape_x, fix_x, 2, &err), &err);
+        ok = ok && llm_demo_ok("ch24", llm_tensor_from(&xt, 1, shape_x, fix_x, 2, &err), &err);
         if (!ok) {
             llm_params_free(&ps);
             return llm_demo_finish(&tr, 0);
@@ -267,9 +249,9 @@ int main(int argc, char **argv)
         analytic[0] = dw_ref;
         analytic[1] = dx_ref;
         for (t = 0; t < 2 && ok; t++) {
-            ok = check(llm_gradient_check(probe_loss, &pr, theta[t], analytic[t], coords,
-                                          theta[t]->size, 1e-6, 2e-6, &worst, &failures,
-                                          &err), &err);
+            ok = llm_demo_ok("ch24", llm_gradient_check(probe_loss, &pr, theta[t], analytic[t],
+                                                        coords, theta[t]->size, 1e-6, 2e-6, &worst,
+                                                        &failures, &err), &err);
             snprintf(c[0], sizeof c[0], "%s", names[t]);
             if (t == 0)
                 mat(c[1], sizeof c[1], analytic[t]);
@@ -296,7 +278,7 @@ int main(int argc, char **argv)
         char c[256];
         int passes;
         memset(ps.items[branch.weight].value.data, 0, 4 * sizeof(double));
-        ok = ok && check(block(&branch, &ps, 1, fix_x, fix_g, f, y, dx, &err), &err);
+        ok = ok && llm_demo_ok("ch24", block(&branch, &ps, 1, fix_x, fix_g, f, y, dx, &err), &err);
         if (!ok) {
             llm_params_free(&ps);
             return llm_demo_finish(&tr, 0);
@@ -325,10 +307,11 @@ int main(int argc, char **argv)
         size_t k, r;
 
         llm_rng_seed(&drng, 24);
-        ok = ok && check(llm_params_init(&deep, &err), &err);
+        ok = ok && llm_demo_ok("ch24", llm_params_init(&deep, &err), &err);
         for (k = 0; k < DEPTH && ok; k++) {
             snprintf(name, sizeof name, "layer%zu", k);
-            ok = check(llm_linear_init(&layers[k], &deep, name, 2, 2, 0, &drng, &err), &err);
+            ok = llm_demo_ok("ch24",
+                             llm_linear_init(&layers[k], &deep, name, 2, 2, 0, &drng, &err), &err);
             if (ok) {
                 double *w = deep.items[layers[k].weight].value.data;
                 w[0] = w[3] = deep_diag;                    /* -0.25 I, set by hand */
@@ -336,7 +319,8 @@ int main(int argc, char **argv)
             }
         }
         for (r = 0; r < 2 && ok; r++)
-            ok = check(stack(layers, &deep, (int)r, deep_seed, top[r], grads[r], &err), &err);
+            ok = llm_demo_ok("ch24", stack(layers, &deep, (int)r, deep_seed, top[r], grads[r],
+                                           &err), &err);
         if (ok) {
             printf("stack depth=%d branch=%s I seed=%s\n", DEPTH, num(c[0], sizeof c[0], deep_diag),
                    vec(c[1], sizeof c[1], deep_seed));
@@ -375,7 +359,7 @@ int main(int argc, char **argv)
         double f[2], y[2], dx[2];
         char c[256];
         memcpy(ps.items[branch.weight].value.data, minus_i, sizeof minus_i);
-        ok = ok && check(block(&branch, &ps, 1, fix_x, fix_g, f, y, dx, &err), &err);
+        ok = ok && llm_demo_ok("ch24", block(&branch, &ps, 1, fix_x, fix_g, f, y, dx, &err), &err);
         if (!ok) {
             llm_params_free(&ps);
             return llm_demo_finish(&tr, 0);
@@ -397,22 +381,22 @@ int main(int argc, char **argv)
         size_t nodes0;
         char c[256];
 
-        ok = ok && check(llm_tensor_from(&x2, 1, shape_x, fix_x, 2, &err), &err)
-                && check(llm_tensor_from(&r12, 2, s12, fix_g, 2, &err), &err)
-                && check(llm_tensor_from(&m22, 2, s22, four, 4, &err), &err)
-                && check(llm_tensor_from(&v3, 1, s3, three, 3, &err), &err)
-                && check(llm_tensor_zeros(&sc, 0, NULL, &err), &err)
-                && check(llm_tape_init(&tape, 16, &err), &err)
-                && check(llm_tape_init(&old, 4, &err), &err)
-                && check(llm_tape_constant(&tape, &x2, &xv, &err), &err)
-                && check(llm_tape_constant(&tape, &r12, &rv, &err), &err)
-                && check(llm_tape_constant(&tape, &m22, &mv, &err), &err)
-                && check(llm_tape_constant(&tape, &v3, &vv, &err), &err)
-                && check(llm_tape_constant(&tape, &sc, &sv, &err), &err)
-                && check(llm_tape_constant(&old, &x2, &stale, &err), &err)
-                && check(llm_tape_reset(&old, &err), &err)
-                && check(llm_tape_add(&tape, xv, rv, &wide, &err), &err)
-                && check(llm_tape_value(&tape, wide, &t, &err), &err);
+        ok = ok && llm_demo_ok("ch24", llm_tensor_from(&x2, 1, shape_x, fix_x, 2, &err), &err)
+                && llm_demo_ok("ch24", llm_tensor_from(&r12, 2, s12, fix_g, 2, &err), &err)
+                && llm_demo_ok("ch24", llm_tensor_from(&m22, 2, s22, four, 4, &err), &err)
+                && llm_demo_ok("ch24", llm_tensor_from(&v3, 1, s3, three, 3, &err), &err)
+                && llm_demo_ok("ch24", llm_tensor_zeros(&sc, 0, NULL, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_init(&tape, 16, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_init(&old, 4, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_constant(&tape, &x2, &xv, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_constant(&tape, &r12, &rv, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_constant(&tape, &m22, &mv, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_constant(&tape, &v3, &vv, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_constant(&tape, &sc, &sv, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_constant(&old, &x2, &stale, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_reset(&old, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_add(&tape, xv, rv, &wide, &err), &err)
+                && llm_demo_ok("ch24", llm_tape_value(&tape, wide, &t, &err), &err);
         if (!ok) {
             llm_params_free(&ps);
             return llm_demo_finish(&tr, 0);
@@ -423,15 +407,18 @@ int main(int argc, char **argv)
         memset(&y, 0x5a, sizeof y);
         memcpy(&y0, &y, sizeof y0);
         nodes0 = tape.count;
-        refusal(&tr, "x [2] + F(x) [1, 2]", llm_residual_add(&tape, xv, rv, &y, &err), &err);
+        llm_demo_refusal(&tr, "x [2] + F(x) [1, 2]",
+                         llm_residual_add(&tape, xv, rv, &y, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "shape_message", err.message);
-        refusal(&tr, "x [2, 2] + F(x) [2]", llm_residual_add(&tape, mv, xv, &y, &err), &err);
-        refusal(&tr, "x [2] + a scalar F(x)", llm_residual_add(&tape, xv, sv, &y, &err), &err);
-        refusal(&tr, "x [2] + F(x) [3]", llm_residual_add(&tape, xv, vv, &y, &err), &err);
-        refusal(&tr, "no output", llm_residual_add(&tape, xv, xv, NULL, &err), &err);
-        refusal(&tr, "no tape", llm_residual_add(NULL, xv, xv, &y, &err), &err);
-        refusal(&tr, "a stale x", llm_residual_add(&old, stale, stale, &y, &err), &err);
+        llm_demo_refusal(&tr, "x [2, 2] + F(x) [2]",
+                         llm_residual_add(&tape, mv, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "x [2] + a scalar F(x)",
+                         llm_residual_add(&tape, xv, sv, &y, &err), &err);
+        llm_demo_refusal(&tr, "x [2] + F(x) [3]", llm_residual_add(&tape, xv, vv, &y, &err), &err);
+        llm_demo_refusal(&tr, "no output", llm_residual_add(&tape, xv, xv, NULL, &err), &err);
+        llm_demo_refusal(&tr, "no tape", llm_residual_add(NULL, xv, xv, &y, &err), &err);
+        llm_demo_refusal(&tr, "a stale x", llm_residual_add(&old, stale, stale, &y, &err), &err);
         snprintf(c, sizeof c, "%s", memcmp(&y, &y0, sizeof y) == 0 && tape.count == nodes0
                  ? "yes" : "no");
         printf("after the refusals: output untouched and tape unchanged=%s\n", c);

@@ -10,27 +10,6 @@ static const double fix_x[2] = {3, 4};          /* x [2] */
 static const double fix_g[2] = {1.5, 0.5};      /* g [2], set by hand */
 static const double fix_up[2] = {1, -2};        /* dL/dy */
 static const double fix_eps = 1e-5;
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch25: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 static char *list6(char *buf, size_t size, const double *x, size_t n)
 {
     return llm_fmt_list(buf, size, x, n, 6);
@@ -151,15 +130,17 @@ int main(int argc, char **argv)
     if (status != 0)
         return status;
     printf("chapter=25 rmsnorm\n");
-    if (!check(llm_params_init(&ps, &err), &err))
+    if (!llm_demo_ok("ch25", llm_params_init(&ps, &err), &err))
         return llm_demo_finish(&tr, 0);
     {
         size_t i;
         char c[5][96];
         const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
-        ok = ok && check(llm_rmsnorm_init(&norm, &ps, "norm", 2, fix_eps, &err), &err)
-                && check(llm_rmsnorm_init(&flat, &ps, "flat", 2, 0.0, &err), &err)
-                && check(llm_rmsnorm_init(&unit, &ps, "unit", 2, fix_eps, &err), &err);
+        ok = ok && llm_demo_ok("ch25",
+                               llm_rmsnorm_init(&norm, &ps, "norm", 2, fix_eps, &err), &err)
+                && llm_demo_ok("ch25", llm_rmsnorm_init(&flat, &ps, "flat", 2, 0.0, &err), &err)
+                && llm_demo_ok("ch25",
+                               llm_rmsnorm_init(&unit, &ps, "unit", 2, fix_eps, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         for (i = 0; i < ps.count; i++) {
@@ -181,7 +162,8 @@ int main(int argc, char **argv)
         const size_t shape[1] = {2};
         double ms, rho, xhat[2], yr[2], dxr[2], dgr[2], n[2];
         char buf[128];
-        ok = ok && check(run(&norm, &ps, 1, shape, fix_x, NULL, n, NULL, &err), &err);
+        ok = ok && llm_demo_ok("ch25",
+                               run(&norm, &ps, 1, shape, fix_x, NULL, n, NULL, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         closed_form(fix_x, ps.items[norm.gain].value.data, fix_up, 2, fix_eps, &ms, &rho, xhat,
@@ -207,7 +189,8 @@ int main(int argc, char **argv)
         char c[3][96], a[32], b[32];
         const char *cells[3] = {c[0], c[1], c[2]};
         memcpy(ps.items[norm.gain].value.data, fix_g, sizeof fix_g);      /* set by hand */
-        ok = ok && check(run(&norm, &ps, 1, shape, fix_x, fix_up, y, dx, &err), &err);
+        ok = ok && llm_demo_ok("ch25",
+                               run(&norm, &ps, 1, shape, fix_x, fix_up, y, dx, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memcpy(dg, ps.items[norm.gain].grad.data, sizeof dg);
@@ -254,7 +237,7 @@ int main(int argc, char **argv)
         const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
         probe pr;
 
-        ok = ok && check(llm_tensor_from(&xt, 1, shape, fix_x, 2, &err), &err);
+        ok = ok && llm_demo_ok("ch25", llm_tensor_from(&xt, 1, shape, fix_x, 2, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         pr.norm = &norm;
@@ -265,8 +248,9 @@ int main(int argc, char **argv)
         analytic[0] = dx;
         analytic[1] = dg;
         for (t = 0; t < 2 && ok; t++) {
-            ok = check(llm_gradient_check(probe_loss, &pr, theta[t], analytic[t], coords, 2,
-                                          1e-6, 1e-6, &worst, &failures, &err), &err);
+            ok = llm_demo_ok("ch25",
+                             llm_gradient_check(probe_loss, &pr, theta[t], analytic[t], coords, 2,
+                                                1e-6, 1e-6, &worst, &failures, &err), &err);
             snprintf(c[0], sizeof c[0], "%s", names[t]);
             list6(c[1], sizeof c[1], analytic[t], 2);
             snprintf(c[2], sizeof c[2], "%d", 2);
@@ -296,8 +280,9 @@ int main(int argc, char **argv)
         int finite, untouched;
         char buf[128];
 
-        ok = ok && check(run(&norm, &ps, 1, shape, zero, fix_up, zy, zdx, &err), &err)
-                && check(llm_tensor_from(&xt, 1, shape, zero, 2, &err), &err);
+        ok = ok && llm_demo_ok("ch25",
+                               run(&norm, &ps, 1, shape, zero, fix_up, zy, zdx, &err), &err)
+                && llm_demo_ok("ch25", llm_tensor_from(&xt, 1, shape, zero, 2, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         finite = isfinite(zy[0]) && isfinite(zy[1]) && isfinite(zdx[0]) && isfinite(zdx[1]);
@@ -305,15 +290,15 @@ int main(int argc, char **argv)
         llm_trace_value(&tr, "zero_y", buf);
         printf(" dx=%s finite=%s\n", list6(buf, sizeof buf, zdx, 2), finite ? "yes" : "no");
         llm_trace_value(&tr, "zero_dx", buf);
-        ok = ok && finite && check(llm_tape_init(&tape, 16, &err), &err);
+        ok = ok && finite && llm_demo_ok("ch25", llm_tape_init(&tape, 16, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
-        ok = check(llm_tape_leaf(&tape, &xt, NULL, &xv, &err), &err);
+        ok = llm_demo_ok("ch25", llm_tape_leaf(&tape, &xt, NULL, &xv, &err), &err);
         memset(&yv, 0x5a, sizeof yv);
         y0 = yv;
         nodes = tape.count;
         st = llm_rmsnorm_forward(&flat, &ps, &tape, xv, &yv, &err);
-        refusal(&tr, "a zero row with eps = 0", st, &err);
+        llm_demo_refusal(&tr, "a zero row with eps = 0", st, &err);
         printf("  %s\n", err.message);
         untouched = tape.count == nodes && memcmp(&yv, &y0, sizeof yv) == 0;
         printf("  nodes recorded=%zu output untouched=%s\n", tape.count - nodes,
@@ -332,8 +317,9 @@ int main(int argc, char **argv)
         char c[5][96], buf[64];
         const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
         for (k = 0; k < 7 && ok; k++) {
-            ok = check(run(&unit, &ps, 1, shape, x, NULL, ye[k], NULL, &err), &err)
-                 && check(run(&flat, &ps, 1, shape, x, NULL, y0[k], NULL, &err), &err);
+            ok = llm_demo_ok("ch25", run(&unit, &ps, 1, shape, x, NULL, ye[k], NULL, &err), &err)
+                 && llm_demo_ok("ch25",
+                                run(&flat, &ps, 1, shape, x, NULL, y0[k], NULL, &err), &err);
             rms = sqrt((x[0] * x[0] + x[1] * x[1]) / 2.0);
             snprintf(c[0], sizeof c[0], "$10^{%d}$", (int)k - 4);
             llm_fmt_list(c[1], sizeof c[1], x, 2, k < 4 ? 4 - (int)k + 1 : 1);
@@ -371,12 +357,13 @@ int main(int argc, char **argv)
         int same = 1;
         char c[4][96];
         const char *cells[4] = {c[0], c[1], c[2], c[3]};
-        ok = ok && check(run(&norm, &ps, 3, shape, xb, ub, yb, dxb, &err), &err);
+        ok = ok && llm_demo_ok("ch25", run(&norm, &ps, 3, shape, xb, ub, yb, dxb, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memcpy(dgb, ps.items[norm.gain].grad.data, sizeof dgb);
         for (r = 0; r < 3 && ok; r++) {
-            ok = check(run(&norm, &ps, 1, one, xb + 2 * r, ub + 2 * r, ys, dxs, &err), &err);
+            ok = llm_demo_ok("ch25",
+                             run(&norm, &ps, 1, one, xb + 2 * r, ub + 2 * r, ys, dxs, &err), &err);
             same = same && memcmp(ys, yb + 2 * r, sizeof ys) == 0
                    && memcmp(dxs, dxb + 2 * r, sizeof dxs) == 0;
             dgsum[0] += ps.items[norm.gain].grad.data[0];
@@ -408,20 +395,21 @@ int main(int argc, char **argv)
         size_t nodes0, count0;
         int untouched;
 
-        ok = ok && check(llm_params_init(&empty, &err), &err)
-                && check(llm_params_init(&wide, &err), &err)
-                && check(llm_params_add_const(&wide, "norm.gain", 1, three, 1.0, 0, &err), &err)
-                && check(llm_tensor_from(&t3, 1, three, x3, 3, &err), &err)
-                && check(llm_tensor_zeros(&ts, 0, NULL, &err), &err)
-                && check(llm_tensor_from(&tb, 1, two, big, 2, &err), &err)
-                && check(llm_tape_init(&tape, 16, &err), &err)
-                && check(llm_tape_init(&old, 4, &err), &err)
-                && check(llm_tape_constant(&tape, &t3, &v3, &err), &err)
-                && check(llm_tape_constant(&tape, &ts, &vs, &err), &err)
-                && check(llm_tape_constant(&tape, &tb, &vb, &err), &err)
-                && check(llm_tape_constant(&tape, &tb, &v2, &err), &err)
-                && check(llm_tape_constant(&old, &tb, &stale, &err), &err)
-                && check(llm_tape_reset(&old, &err), &err);
+        ok = ok && llm_demo_ok("ch25", llm_params_init(&empty, &err), &err)
+                && llm_demo_ok("ch25", llm_params_init(&wide, &err), &err)
+                && llm_demo_ok("ch25", llm_params_add_const(&wide, "norm.gain", 1, three, 1.0, 0,
+                                                            &err), &err)
+                && llm_demo_ok("ch25", llm_tensor_from(&t3, 1, three, x3, 3, &err), &err)
+                && llm_demo_ok("ch25", llm_tensor_zeros(&ts, 0, NULL, &err), &err)
+                && llm_demo_ok("ch25", llm_tensor_from(&tb, 1, two, big, 2, &err), &err)
+                && llm_demo_ok("ch25", llm_tape_init(&tape, 16, &err), &err)
+                && llm_demo_ok("ch25", llm_tape_init(&old, 4, &err), &err)
+                && llm_demo_ok("ch25", llm_tape_constant(&tape, &t3, &v3, &err), &err)
+                && llm_demo_ok("ch25", llm_tape_constant(&tape, &ts, &vs, &err), &err)
+                && llm_demo_ok("ch25", llm_tape_constant(&tape, &tb, &vb, &err), &err)
+                && llm_demo_ok("ch25", llm_tape_constant(&tape, &tb, &v2, &err), &err)
+                && llm_demo_ok("ch25", llm_tape_constant(&old, &tb, &stale, &err), &err)
+                && llm_demo_ok("ch25", llm_tape_reset(&old, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         memset(&yv, 0x5a, sizeof yv);
@@ -429,37 +417,43 @@ int main(int argc, char **argv)
         nodes0 = tape.count;
         bad = norm;
         bad.eps = -1.0;
-        refusal(&tr, "x [3] into a width-2 layer", llm_rmsnorm_forward(&norm, &ps, &tape, v3, &yv, &err),
-                &err);
+        llm_demo_refusal(&tr, "x [3] into a width-2 layer",
+                         llm_rmsnorm_forward(&norm, &ps, &tape, v3, &yv, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "width_msg", err.message);
-        refusal(&tr, "a scalar x", llm_rmsnorm_forward(&norm, &ps, &tape, vs, &yv, &err), &err);
-        refusal(&tr, "an empty list", llm_rmsnorm_forward(&norm, &empty, &tape, v2, &yv, &err), &err);
-        refusal(&tr, "a gain of width 3", llm_rmsnorm_forward(&norm, &wide, &tape, v2, &yv, &err),
-                &err);
-        refusal(&tr, "no output", llm_rmsnorm_forward(&norm, &ps, &tape, v2, NULL, &err), &err);
-        refusal(&tr, "the row [1e200, 1]", llm_rmsnorm_forward(&norm, &ps, &tape, vb, &yv, &err),
-                &err);
+        llm_demo_refusal(&tr, "a scalar x",
+                         llm_rmsnorm_forward(&norm, &ps, &tape, vs, &yv, &err), &err);
+        llm_demo_refusal(&tr, "an empty list",
+                         llm_rmsnorm_forward(&norm, &empty, &tape, v2, &yv, &err), &err);
+        llm_demo_refusal(&tr, "a gain of width 3",
+                         llm_rmsnorm_forward(&norm, &wide, &tape, v2, &yv, &err), &err);
+        llm_demo_refusal(&tr, "no output",
+                         llm_rmsnorm_forward(&norm, &ps, &tape, v2, NULL, &err), &err);
+        llm_demo_refusal(&tr, "the row [1e200, 1]",
+                         llm_rmsnorm_forward(&norm, &ps, &tape, vb, &yv, &err), &err);
         printf("  %s\n", err.message);
-        refusal(&tr, "eps set to -1 by hand", llm_rmsnorm_forward(&bad, &ps, &tape, v2, &yv, &err),
-                &err);
-        refusal(&tr, "x from a reset tape", llm_rmsnorm_forward(&norm, &ps, &old, stale, &yv, &err),
-                &err);
+        llm_demo_refusal(&tr, "eps set to -1 by hand",
+                         llm_rmsnorm_forward(&bad, &ps, &tape, v2, &yv, &err), &err);
+        llm_demo_refusal(&tr, "x from a reset tape",
+                         llm_rmsnorm_forward(&norm, &ps, &old, stale, &yv, &err), &err);
         count0 = ps.count;
         memset(&other, 0x5a, sizeof other);
         kept = other;
-        refusal(&tr, "width 0", llm_rmsnorm_init(&other, &ps, "head", 0, fix_eps, &err), &err);
-        refusal(&tr, "eps = -1e-05", llm_rmsnorm_init(&other, &ps, "head", 2, -1e-5, &err), &err);
-        refusal(&tr, "eps = NaN", llm_rmsnorm_init(&other, &ps, "head", 2, NAN, &err), &err);
-        refusal(&tr, "prefix \"Head\"", llm_rmsnorm_init(&other, &ps, "Head", 2, fix_eps, &err),
-                &err);
-        refusal(&tr, "prefix \"norm\" again", llm_rmsnorm_init(&other, &ps, "norm", 2, fix_eps, &err),
-                &err);
+        llm_demo_refusal(&tr, "width 0",
+                         llm_rmsnorm_init(&other, &ps, "head", 0, fix_eps, &err), &err);
+        llm_demo_refusal(&tr, "eps = -1e-05",
+                         llm_rmsnorm_init(&other, &ps, "head", 2, -1e-5, &err), &err);
+        llm_demo_refusal(&tr, "eps = NaN",
+                         llm_rmsnorm_init(&other, &ps, "head", 2, NAN, &err), &err);
+        llm_demo_refusal(&tr, "prefix \"Head\"",
+                         llm_rmsnorm_init(&other, &ps, "Head", 2, fix_eps, &err), &err);
+        llm_demo_refusal(&tr, "prefix \"norm\" again",
+                         llm_rmsnorm_init(&other, &ps, "norm", 2, fix_eps, &err), &err);
         printf("  %s\n", err.message);
-        refusal(&tr, "a prefix of 59 characters",
-                llm_rmsnorm_init(&other, &ps,
-                                 "a_prefix_that_is_far_too_long_to_leave_any_room_for_gain_xy",
-                                 2, fix_eps, &err), &err);
+        llm_demo_refusal(&tr, "a prefix of 59 characters",
+                         llm_rmsnorm_init(&other, &ps,
+                                          "a_prefix_that_is_far_too_long_to_leave_any_room_for_gain_xy",
+                                          2, fix_eps, &err), &err);
         untouched = memcmp(&yv, &y0, sizeof yv) == 0 && tape.count == nodes0
                     && ps.count == count0 && memcmp(&other, &kept, sizeof other) == 0;
         printf("after the refusals: output, tape, list and layer untouched=%s\n",

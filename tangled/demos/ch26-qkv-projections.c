@@ -6,27 +6,6 @@
 #include "llm/attention.h"
 #include "llm/evidence.h"
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch26: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st,
-                    const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 static void fill_row(llm_trace *tr, const char *table, size_t n, char (*c)[128])
 {
     const char *cells[8];
@@ -200,7 +179,7 @@ int main(int argc, char **argv)
     if (status != 0)
         return status;
     printf("chapter=26 qkv-projections\n");
-    if (!check(llm_params_init(&ps, &err), &err))
+    if (!llm_demo_ok("ch26", llm_params_init(&ps, &err), &err))
         return llm_demo_finish(&tr, 0);
     {
         static const char *const part[3] = {"query", "key", "value"};
@@ -213,7 +192,7 @@ int main(int argc, char **argv)
         char c[8][128], buf[512];
         llm_rng_seed(&rng, 26);
         start = rng;
-        if (!check(llm_qkv_init(&qkv, &ps, "attn", 3, 2, &rng, &err), &err))
+        if (!llm_demo_ok("ch26", llm_qkv_init(&qkv, &ps, "attn", 3, 2, &rng, &err), &err))
             return llm_demo_finish(&tr, 0);
         while (start.state != rng.state && draws < 1000) {
             start.state += UINT64_C(0x9e3779b97f4a7c15);
@@ -226,7 +205,7 @@ int main(int argc, char **argv)
         for (k = 0; k < 3; k++) {
             const llm_param *p = &ps.items[pos[k]];
             int equal;
-            if (!check(llm_xavier_uniform(&w, 3, 2, &fresh, &err), &err))
+            if (!llm_demo_ok("ch26", llm_xavier_uniform(&w, 3, 2, &fresh, &err), &err))
                 return llm_demo_finish(&tr, 0);
             equal = w.size == p->value.size
                     && memcmp(w.data, p->value.data, w.size * sizeof w.data[0]) == 0;
@@ -255,8 +234,8 @@ int main(int argc, char **argv)
 
         /* replay: the same seed, a second list */
         llm_rng_seed(&rng2, 26);
-        if (!check(llm_params_init(&again, &err), &err)
-            || !check(llm_qkv_init(&twin, &again, "attn", 3, 2, &rng2, &err), &err))
+        if (!llm_demo_ok("ch26", llm_params_init(&again, &err), &err)
+            || !llm_demo_ok("ch26", llm_qkv_init(&twin, &again, "attn", 3, 2, &rng2, &err), &err))
             return llm_demo_finish(&tr, 0);
         replay = again.count == ps.count && rng2.state == rng.state
                  && twin.query.weight == qkv.query.weight && twin.key.weight == qkv.key.weight
@@ -278,9 +257,9 @@ int main(int argc, char **argv)
         llm_param saved;
         llm_status st;
         int rng_same, list_same, layer_same;
-        if (!check(llm_params_init(&other, &err), &err)
-            || !check(llm_params_add_const(&other, "head.value.weight", 1, one, 0.0, 1, &err),
-                      &err))
+        if (!llm_demo_ok("ch26", llm_params_init(&other, &err), &err)
+            || !llm_demo_ok("ch26", llm_params_add_const(&other, "head.value.weight", 1, one, 0.0,
+                                                         1, &err), &err))
             return llm_demo_finish(&tr, 0);
         saved = other.items[0];
         memset(&half, 0x5a, sizeof half);
@@ -288,7 +267,7 @@ int main(int argc, char **argv)
         llm_rng_seed(&rng, 26);
         before = rng;
         st = llm_qkv_init(&half, &other, "head", 3, 2, &rng, &err);
-        refusal(&tr, "projections head when head.value.weight is taken", st, &err);
+        llm_demo_refusal(&tr, "projections head when head.value.weight is taken", st, &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "half_message", err.message);
         rng_same = memcmp(&rng, &before, sizeof rng) == 0;
@@ -313,8 +292,8 @@ int main(int argc, char **argv)
         int match;
         char c[8][128], buf[256];
         load_fixture(&ps, &qkv);
-        if (!check(llm_tensor_from(&x, 2, xshape, fix_x, 6, &err), &err)
-            || !check(run_qkv(&ps, &qkv, &x, NULL, out, 4, NULL, NULL, &err), &err))
+        if (!llm_demo_ok("ch26", llm_tensor_from(&x, 2, xshape, fix_x, 6, &err), &err)
+            || !llm_demo_ok("ch26", run_qkv(&ps, &qkv, &x, NULL, out, 4, NULL, NULL, &err), &err))
             return llm_demo_finish(&tr, 0);
         printf("x=%s\n", matrix(buf, sizeof buf, fix_x, 2, 3));
         trace_matrix(&tr, "mat_x", fix_x, 2, 3);
@@ -364,11 +343,11 @@ int main(int argc, char **argv)
         double out[12], out2[12];
         int q_same, v_same, k_changed;
         char buf[256];
-        if (!check(llm_tensor_from(&x, 2, xshape, fix_x, 6, &err), &err)
-            || !check(run_qkv(&ps, &qkv, &x, NULL, out, 4, NULL, NULL, &err), &err))
+        if (!llm_demo_ok("ch26", llm_tensor_from(&x, 2, xshape, fix_x, 6, &err), &err)
+            || !llm_demo_ok("ch26", run_qkv(&ps, &qkv, &x, NULL, out, 4, NULL, NULL, &err), &err))
             return llm_demo_finish(&tr, 0);
         wk->data[0] = 10.0;                            /* W_k[0, 0]: 0 -> 10 */
-        if (!check(run_qkv(&ps, &qkv, &x, NULL, out2, 4, NULL, NULL, &err), &err))
+        if (!llm_demo_ok("ch26", run_qkv(&ps, &qkv, &x, NULL, out2, 4, NULL, NULL, &err), &err))
             return llm_demo_finish(&tr, 0);
         wk->data[0] = fix_wk[0];
         q_same = memcmp(out, out2, 4 * sizeof out[0]) == 0;
@@ -393,8 +372,10 @@ int main(int argc, char **argv)
         for (s = 0; s < 6; s++) {
             int kept, same;
             n = sizes[s] / 3 * 2;                        /* values in each of q, k, v */
-            if (!check(llm_tensor_from(&x, ranks[s], shapes[s], fix_x, sizes[s], &err), &err)
-                || !check(run_qkv(&ps, &qkv, &x, NULL, out, n, qshape, &qrank, &err), &err))
+            if (!llm_demo_ok("ch26",
+                             llm_tensor_from(&x, ranks[s], shapes[s], fix_x, sizes[s], &err), &err)
+                || !llm_demo_ok("ch26",
+                                run_qkv(&ps, &qkv, &x, NULL, out, n, qshape, &qrank, &err), &err))
                 return llm_demo_finish(&tr, 0);
             if (s == 0)
                 memcpy(ref, out, sizeof ref);
@@ -434,12 +415,12 @@ int main(int argc, char **argv)
         double worst_all = 0.0;
         qkv_ctx ctx;
         char c[8][128], buf[256];
-        if (!check(llm_tensor_from(&x, 2, xshape, fix_x, 6, &err), &err)
-            || !check(llm_tensor_zeros(&gx, 2, xshape, &err), &err))
+        if (!llm_demo_ok("ch26", llm_tensor_from(&x, 2, xshape, fix_x, 6, &err), &err)
+            || !llm_demo_ok("ch26", llm_tensor_zeros(&gx, 2, xshape, &err), &err))
             return llm_demo_finish(&tr, 0);
         for (k = 0; k < ps.count; k++)
             memset(ps.items[k].grad.data, 0, ps.items[k].grad.size * sizeof(double));
-        if (!check(run_qkv(&ps, &qkv, &x, &gx, NULL, 4, NULL, NULL, &err), &err))
+        if (!llm_demo_ok("ch26", run_qkv(&ps, &qkv, &x, &gx, NULL, 4, NULL, NULL, &err), &err))
             return llm_demo_finish(&tr, 0);
         theta[0] = &ps.items[qkv.query.weight].value;
         theta[1] = &ps.items[qkv.key.weight].value;
@@ -455,9 +436,9 @@ int main(int argc, char **argv)
         for (k = 0; k < 4; k++) {
             double worst = 0.0;
             size_t failures = 0;
-            if (!check(llm_gradient_check(qkv_objective, &ctx, theta[k], analytic[k], coords,
-                                          theta[k]->size, 1e-6, 2e-6, &worst, &failures, &err),
-                       &err))
+            if (!llm_demo_ok("ch26", llm_gradient_check(qkv_objective, &ctx, theta[k], analytic[k],
+                                                        coords, theta[k]->size, 1e-6, 2e-6, &worst,
+                                                        &failures, &err), &err))
                 return llm_demo_finish(&tr, 0);
             snprintf(c[0], sizeof c[0], "$%s$", label[k]);
             matrix(c[1], sizeof c[1], analytic[k], theta[k]->shape[0], theta[k]->shape[1]);
@@ -499,49 +480,49 @@ int main(int argc, char **argv)
         memset(longp, 'p', sizeof longp - 1);
         longp[sizeof longp - 1] = '\0';
         llm_rng_seed(&rng, 26);
-        refusal(&tr, "init with no prefix",
-                llm_qkv_init(&unused, &ps, NULL, 3, 2, &rng, &err), &err);
-        refusal(&tr, "init with d_k 0", llm_qkv_init(&unused, &ps, "attn2", 3, 0, &rng, &err),
-                &err);
-        refusal(&tr, "init with a 51-character prefix",
-                llm_qkv_init(&unused, &ps, longp, 3, 2, &rng, &err), &err);
-        refusal(&tr, "init with prefix Attn",
-                llm_qkv_init(&unused, &ps, "Attn", 3, 2, &rng, &err), &err);
-        refusal(&tr, "init with prefix attn again",
-                llm_qkv_init(&unused, &ps, "attn", 3, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with no prefix",
+                         llm_qkv_init(&unused, &ps, NULL, 3, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with d_k 0",
+                         llm_qkv_init(&unused, &ps, "attn2", 3, 0, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with a 51-character prefix",
+                         llm_qkv_init(&unused, &ps, longp, 3, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with prefix Attn",
+                         llm_qkv_init(&unused, &ps, "Attn", 3, 2, &rng, &err), &err);
+        llm_demo_refusal(&tr, "init with prefix attn again",
+                         llm_qkv_init(&unused, &ps, "attn", 3, 2, &rng, &err), &err);
         memset(&marker, 0x5a, sizeof marker);
         q = k = v = marker;
-        if (!check(llm_tensor_from(&x, 2, xshape, fix_x, 6, &err), &err)
-            || !check(llm_tensor_from(&xn, 2, narrow, zeros, 4, &err), &err)
-            || !check(llm_tensor_zeros(&scalar, 0, NULL, &err), &err)
-            || !check(llm_tape_init(&tape, 16, &err), &err)
-            || !check(llm_tape_constant(&tape, &x, &stale, &err), &err)
-            || !check(llm_tape_reset(&tape, &err), &err)
-            || !check(llm_tape_constant(&tape, &x, &xv, &err), &err)
-            || !check(llm_tape_constant(&tape, &xn, &xnv, &err), &err)
-            || !check(llm_tape_constant(&tape, &scalar, &sv, &err), &err))
+        if (!llm_demo_ok("ch26", llm_tensor_from(&x, 2, xshape, fix_x, 6, &err), &err)
+            || !llm_demo_ok("ch26", llm_tensor_from(&xn, 2, narrow, zeros, 4, &err), &err)
+            || !llm_demo_ok("ch26", llm_tensor_zeros(&scalar, 0, NULL, &err), &err)
+            || !llm_demo_ok("ch26", llm_tape_init(&tape, 16, &err), &err)
+            || !llm_demo_ok("ch26", llm_tape_constant(&tape, &x, &stale, &err), &err)
+            || !llm_demo_ok("ch26", llm_tape_reset(&tape, &err), &err)
+            || !llm_demo_ok("ch26", llm_tape_constant(&tape, &x, &xv, &err), &err)
+            || !llm_demo_ok("ch26", llm_tape_constant(&tape, &xn, &xnv, &err), &err)
+            || !llm_demo_ok("ch26", llm_tape_constant(&tape, &scalar, &sv, &err), &err))
             return llm_demo_finish(&tr, 0);
         nodes = tape.count;
-        refusal(&tr, "forward with no tape",
-                llm_qkv_forward(&qkv, &ps, NULL, xv, &q, &k, &v, &err), &err);
-        refusal(&tr, "forward with q and v one variable",
-                llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &q, &err), &err);
-        refusal(&tr, "forward of a scalar",
-                llm_qkv_forward(&qkv, &ps, &tape, sv, &q, &k, &v, &err), &err);
-        refusal(&tr, "forward of x [2, 2]",
-                llm_qkv_forward(&qkv, &ps, &tape, xnv, &q, &k, &v, &err), &err);
+        llm_demo_refusal(&tr, "forward with no tape",
+                         llm_qkv_forward(&qkv, &ps, NULL, xv, &q, &k, &v, &err), &err);
+        llm_demo_refusal(&tr, "forward with q and v one variable",
+                         llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &q, &err), &err);
+        llm_demo_refusal(&tr, "forward of a scalar",
+                         llm_qkv_forward(&qkv, &ps, &tape, sv, &q, &k, &v, &err), &err);
+        llm_demo_refusal(&tr, "forward of x [2, 2]",
+                         llm_qkv_forward(&qkv, &ps, &tape, xnv, &q, &k, &v, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "width_message", err.message);
-        refusal(&tr, "forward of an x from before a reset",
-                llm_qkv_forward(&qkv, &ps, &tape, stale, &q, &k, &v, &err), &err);
+        llm_demo_refusal(&tr, "forward of an x from before a reset",
+                         llm_qkv_forward(&qkv, &ps, &tape, stale, &q, &k, &v, &err), &err);
         bad = qkv;
         bad.value.weight = 7;
-        refusal(&tr, "forward with the value weight at position 7 of 3",
-                llm_qkv_forward(&bad, &ps, &tape, xv, &q, &k, &v, &err), &err);
+        llm_demo_refusal(&tr, "forward with the value weight at position 7 of 3",
+                         llm_qkv_forward(&bad, &ps, &tape, xv, &q, &k, &v, &err), &err);
         bad = qkv;
         bad.d_k = 3;
-        refusal(&tr, "forward of projections that claim d_k 3",
-                llm_qkv_forward(&bad, &ps, &tape, xv, &q, &k, &v, &err), &err);
+        llm_demo_refusal(&tr, "forward of projections that claim d_k 3",
+                         llm_qkv_forward(&bad, &ps, &tape, xv, &q, &k, &v, &err), &err);
         printf("  %s\n", err.message);
         llm_trace_value(&tr, "shape_message", err.message);
         untouched = memcmp(&q, &marker, sizeof q) == 0 && memcmp(&k, &marker, sizeof k) == 0

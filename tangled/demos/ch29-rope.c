@@ -9,26 +9,6 @@
 
 static const double fix_row[4] = {1, 0, 1, 0};
 
-static int check(llm_status st, const llm_error *err)
-{
-    if (st == LLM_OK)
-        return 1;
-    fprintf(stderr, "ch29: unexpected %s error in %s: %s\n",
-            llm_status_name(st), err->stage, err->message);
-    return 0;
-}
-
-static void refusal(llm_trace *tr, const char *what, llm_status st, const llm_error *err)
-{
-    const char *cells[3];
-    printf("reject %s: %s (%s)\n", what, llm_status_name(st),
-           st == LLM_OK ? "accepted" : err->stage);
-    cells[0] = what;
-    cells[1] = llm_status_name(st);
-    cells[2] = st == LLM_OK ? "accepted" : err->message;
-    llm_trace_row(tr, "refusals", 3, cells);
-}
-
 /* x with at most 6 decimals, trailing zeros dropped: 0.1, 1. */
 static char *num(char *buf, size_t size, double x)
 {
@@ -151,7 +131,7 @@ int main(int argc, char **argv)
     if (status != 0)
         return status;
     printf("chapter=29 rope\n");
-    if (!check(llm_rope_init(&rope, 4, 100.0, 8, LLM_ROPE_ADJACENT, &err), &err))
+    if (!llm_demo_ok("ch29", llm_rope_init(&rope, 4, 100.0, 8, LLM_ROPE_ADJACENT, &err), &err))
         return llm_demo_finish(&tr, 0);
     {
         char a[32], b[32], buf[96];
@@ -170,8 +150,8 @@ int main(int argc, char **argv)
         const char *gcells[4] = {g[0], g[1], g[2], g[3]};
         int norms_same = 1;
 
-        ok = ok && check(dot_grid(&rope, 0, rows, grid, &err), &err)
-                && check(dot_grid(&rope, 3, rows3, grid3, &err), &err);
+        ok = ok && llm_demo_ok("ch29", dot_grid(&rope, 0, rows, grid, &err), &err)
+                && llm_demo_ok("ch29", dot_grid(&rope, 3, rows3, grid3, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         for (i = 0; i < 3; i++) {
@@ -231,13 +211,14 @@ int main(int argc, char **argv)
         int identity, differ;
         char buf[128];
 
-        ok = ok && check(llm_rope_init(&half, 4, 100.0, 8, LLM_ROPE_HALF, &err), &err);
+        ok = ok && llm_demo_ok("ch29",
+                               llm_rope_init(&half, 4, 100.0, 8, LLM_ROPE_HALF, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
-        ok = check(rotate(&rope, probe_row, 1, &zero, y0a, &err), &err)
-             && check(rotate(&half, probe_row, 1, &zero, y0h, &err), &err)
-             && check(rotate(&rope, mixed, 1, &one_pos, ya, &err), &err)
-             && check(rotate(&half, mixed, 1, &one_pos, yh, &err), &err);
+        ok = llm_demo_ok("ch29", rotate(&rope, probe_row, 1, &zero, y0a, &err), &err)
+             && llm_demo_ok("ch29", rotate(&half, probe_row, 1, &zero, y0h, &err), &err)
+             && llm_demo_ok("ch29", rotate(&rope, mixed, 1, &one_pos, ya, &err), &err)
+             && llm_demo_ok("ch29", rotate(&half, mixed, 1, &one_pos, yh, &err), &err);
         identity = memcmp(y0a, probe_row, sizeof y0a) == 0 && memcmp(y0h, probe_row, sizeof y0h) == 0;
         differ = memcmp(ya, yh, sizeof ya) != 0;
         printf("position 0 x=[0.3, -1.2, 2.5, 0.7] bit-identical=%s\n", identity ? "yes" : "no");
@@ -269,15 +250,15 @@ int main(int argc, char **argv)
         memset(&k, 0, sizeof k);
         memset(&dq, 0, sizeof dq);
         memset(&dk, 0, sizeof dk);
-        ok = ok && check(llm_tensor_from(&q, 2, shape, fix_q, 12, &err), &err)
-                && check(llm_tensor_from(&k, 2, shape, fix_k, 12, &err), &err)
-                && check(llm_tensor_zeros(&dq, 2, shape, &err), &err)
-                && check(llm_tensor_zeros(&dk, 2, shape, &err), &err);
+        ok = ok && llm_demo_ok("ch29", llm_tensor_from(&q, 2, shape, fix_q, 12, &err), &err)
+                && llm_demo_ok("ch29", llm_tensor_from(&k, 2, shape, fix_k, 12, &err), &err)
+                && llm_demo_ok("ch29", llm_tensor_zeros(&dq, 2, shape, &err), &err)
+                && llm_demo_ok("ch29", llm_tensor_zeros(&dk, 2, shape, &err), &err);
         pr.rope = &rope;
         pr.q = &q;
         pr.k = &k;
-        ok = ok && check(probe_run(&pr, &loss, &dq, &dk, qrot, &err), &err)
-                && check(rotate(&rope, fix_q, 3, pos, qref, &err), &err);
+        ok = ok && llm_demo_ok("ch29", probe_run(&pr, &loss, &dq, &dk, qrot, &err), &err)
+                && llm_demo_ok("ch29", rotate(&rope, fix_q, 3, pos, qref, &err), &err);
         same = ok && memcmp(qrot, qref, sizeof qref) == 0;
         printf("tape loss=%s rope(Q) as llm_rope_apply=%s\n", llm_fmt(buf, sizeof buf, loss, 6),
                same ? "bit-identical" : "different");
@@ -287,8 +268,9 @@ int main(int argc, char **argv)
         analytic[0] = dq.data;
         analytic[1] = dk.data;
         for (t = 0; t < 2 && ok; t++) {
-            ok = check(llm_gradient_check(probe_loss, &pr, theta[t], analytic[t], coords, 12, 1e-6,
-                                          4e-6, &worst, &failures, &err), &err);
+            ok = llm_demo_ok("ch29",
+                             llm_gradient_check(probe_loss, &pr, theta[t], analytic[t], coords, 12,
+                                                1e-6, 4e-6, &worst, &failures, &err), &err);
             snprintf(c[0], sizeof c[0], "$%c$", "QK"[t]);
             snprintf(c[1], sizeof c[1], "%d", 12);
             snprintf(c[2], sizeof c[2], "%.1e", worst);
@@ -327,35 +309,35 @@ int main(int argc, char **argv)
         out_kept = out;
         memset(&y, 0x2d, sizeof y);
         y_kept = y;
-        ok = ok && check(llm_tensor_from(&x, 2, s34, fix_q, 12, &err), &err)
-                && check(llm_tensor_from(&xw, 2, s16, x6, 6, &err), &err)
-                && check(llm_tensor_from(&xv, 1, s4, fix_row, 4, &err), &err)
-                && check(llm_tape_init(&tape, 4, &err), &err)
-                && check(llm_tape_leaf(&tape, &x, NULL, &xl, &err), &err);
+        ok = ok && llm_demo_ok("ch29", llm_tensor_from(&x, 2, s34, fix_q, 12, &err), &err)
+                && llm_demo_ok("ch29", llm_tensor_from(&xw, 2, s16, x6, 6, &err), &err)
+                && llm_demo_ok("ch29", llm_tensor_from(&xv, 1, s4, fix_row, 4, &err), &err)
+                && llm_demo_ok("ch29", llm_tape_init(&tape, 4, &err), &err)
+                && llm_demo_ok("ch29", llm_tape_leaf(&tape, &x, NULL, &xl, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
         count = tape.count;
         st = llm_rope_init(&bad, 3, 100.0, 8, LLM_ROPE_ADJACENT, &err);
-        refusal(&tr, "head width 3", st, &err);
+        llm_demo_refusal(&tr, "head width 3", st, &err);
         ok = ok && st == LLM_ERR_ARGUMENT;
         st = llm_rope_init(&bad, 4, 0.0, 8, LLM_ROPE_ADJACENT, &err);
-        refusal(&tr, "base 0", st, &err);
+        llm_demo_refusal(&tr, "base 0", st, &err);
         ok = ok && st == LLM_ERR_ARGUMENT;
         st = llm_rope_apply(&rope, &x, far, 3, &out, &err);
-        refusal(&tr, "position 8, capacity 8", st, &err);
+        llm_demo_refusal(&tr, "position 8, capacity 8", st, &err);
         llm_trace_value(&tr, "index_message", err.message);
         ok = ok && st == LLM_ERR_INDEX;
         st = llm_rope_apply(&rope, &xw, two, 1, &out, &err);
-        refusal(&tr, "a row of width 6", st, &err);
+        llm_demo_refusal(&tr, "a row of width 6", st, &err);
         ok = ok && st == LLM_ERR_SHAPE;
         st = llm_rope_apply(&rope, &xv, two, 1, &out, &err);
-        refusal(&tr, "x of shape [4]", st, &err);
+        llm_demo_refusal(&tr, "x of shape [4]", st, &err);
         ok = ok && st == LLM_ERR_RANK;
         st = llm_rope_apply(&rope, &x, two, 2, &out, &err);
-        refusal(&tr, "2 positions for 3 rows", st, &err);
+        llm_demo_refusal(&tr, "2 positions for 3 rows", st, &err);
         ok = ok && st == LLM_ERR_SHAPE;
         st = llm_tape_rope(&tape, &rope, xl, 6, &y, &err);
-        refusal(&tr, "tape: 3 rows from position 6", st, &err);
+        llm_demo_refusal(&tr, "tape: 3 rows from position 6", st, &err);
         llm_trace_value(&tr, "tape_message", err.message);
         ok = ok && st == LLM_ERR_INDEX;
         untouched = memcmp(&bad, &bad_kept, sizeof bad) == 0
