@@ -126,7 +126,7 @@ static llm_status check_var(const llm_tape *tape, llm_var v, const char *name,
 static llm_status check_operation(const llm_tape *tape, size_t nargs, const llm_var *args,
                                   const llm_var *out, const char *stage, llm_error *err)
 {
-    static const char *const names[2] = {"operand a", "operand b"};
+    static const char *const names[3] = {"operand a", "operand b", "operand c"};
     size_t k;
     llm_status st = check_tape(tape, stage, err);
     if (st != LLM_OK)
@@ -134,7 +134,8 @@ static llm_status check_operation(const llm_tape *tape, size_t nargs, const llm_
     if (out == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no place for the new node's handle");
     for (k = 0; k < nargs; k++)
-        if ((st = check_var(tape, args[k], names[k], stage, err)) != LLM_OK)
+        if ((st = check_var(tape, args[k], k < 3 ? names[k] : "an operand", stage,
+                            err)) != LLM_OK)
             return st;
     return LLM_OK;
 }
