@@ -292,6 +292,27 @@ START_TEST(test_leading_axes_and_no_weights)
 }
 END_TEST
 
+START_TEST(test_no_queries)
+{
+    /* no query is not an error: an empty table of weights, an empty output */
+    static const double none[1] = {0};
+    const size_t sq[2] = {0, 2}, s22[2] = {2, 2}, s23[2] = {2, 3};
+    llm_tape tape;
+    llm_var q, k, v, w, o;
+    ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
+    q = constant(&tape, 2, sq, none, 0);
+    k = constant(&tape, 2, s22, fix_k, 4);
+    v = constant(&tape, 2, s23, (const double[6]){1, 2, 3, 4, 5, 6}, 6);
+    ck_assert_int_eq(llm_tape_attention(&tape, q, k, v, &w, &o, NULL), LLM_OK);
+    ck_assert_uint_eq(tape.nodes[w.id].value.shape[0], 0);
+    ck_assert_uint_eq(tape.nodes[w.id].value.shape[1], 2);
+    ck_assert_uint_eq(tape.nodes[o.id].value.shape[0], 0);
+    ck_assert_uint_eq(tape.nodes[o.id].value.shape[1], 3);
+    ck_assert_uint_eq(tape.nodes[o.id].value.size, 0);
+    llm_tape_free(&tape);
+}
+END_TEST
+
 /* ----------------------------------------------------------------- softmax -- */
 
 START_TEST(test_softmax_on_the_tape)
@@ -594,6 +615,7 @@ Suite *ch27_self_attention_suite(void)
     tcase_add_test(tc, test_scale_lowers_the_favoured_weight);
     tcase_add_test(tc, test_weights_need_not_be_symmetric);
     tcase_add_test(tc, test_leading_axes_and_no_weights);
+    tcase_add_test(tc, test_no_queries);
     tcase_add_test(tc, test_softmax_on_the_tape);
     tcase_add_test(tc, test_softmax_refusals);
     tcase_add_test(tc, test_softmax_vjp_rows_and_masked_entries);

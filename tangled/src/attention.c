@@ -51,6 +51,7 @@ llm_status llm_tape_softmax_vjp(const llm_tape *tape, const llm_node *c, size_t 
     }
     return LLM_OK;
 }
+
 /* The checks attention makes before it records anything; *d: the width of
    q and k. */
 static llm_status attention_check(const llm_tape *tape, llm_var q, llm_var k, llm_var v,
@@ -96,6 +97,7 @@ static llm_status attention_check(const llm_tape *tape, llm_var q, llm_var k, ll
     *d = tq->shape[r - 1];
     return LLM_OK;
 }
+
 /* The function that turns scaled scores into weights: softmax here,
    the causal softmax of chapter 28. */
 typedef llm_status (*normaliser)(llm_tape *, llm_var, llm_var *, llm_error *);
@@ -140,6 +142,7 @@ llm_status llm_tape_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
         return st;
     return attend(tape, q, k, v, d, llm_tape_softmax, weights, out, err);
 }
+
 /* y = the causal softmax of x ([..., Tq, Tk], any layout) into a new
    contiguous tensor; *bad: the flat index of a visible non-finite score. */
 static llm_status causal_normalise(const llm_tensor *x, llm_tensor *y, size_t *bad,

@@ -47,15 +47,19 @@ llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *
 
 /* Scaled dot-product attention of one head, no mask:
    weights = softmax(q k^T / sqrt(d)), out = weights v, for q [..., Tq, d],
-   k [..., Tk, d] and v [..., Tk, dv] with the same leading axes. weights
-   may be NULL; otherwise it receives the [..., Tq, Tk] probabilities.
-   Every check is made before the first node is recorded.
+   k [..., Tk, d] and v [..., Tk, dv] with the same leading axes; Tq may be
+   0. weights may be NULL; otherwise it receives the [..., Tq, Tk]
+   probabilities. Records five nodes: the constant 1/sqrt(d), the scores,
+   the scaled scores, the weights, the output.
    Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (an operand
-   stale or not on the tape), LLM_ERR_RANK (an operand of rank below 2, or
-   ranks that differ), LLM_ERR_SHAPE (leading axes that differ; q and k of
-   different widths; k and v of different lengths; d = 0), LLM_ERR_EMPTY
-   (Tk = 0), and those of the tape operations. Stage "attention".
-   On failure *weights and *out are not touched. */
+   stale or not on the tape, a released recording), LLM_ERR_RANK (an
+   operand of rank below 2, or ranks that differ), LLM_ERR_SHAPE (leading
+   axes that differ; q and k of different widths; k and v of different
+   lengths; d = 0), LLM_ERR_EMPTY (Tk = 0): stage "attention", found before
+   anything is recorded. Then those of the tape operations under their own
+   stages (LLM_ERR_NONFINITE when finite scores overflow, LLM_ERR_OVERFLOW,
+   LLM_ERR_ALLOC); nodes recorded before such a failure stay on the tape,
+   unreachable. On failure *weights and *out are not touched. */
 llm_status llm_tape_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                               llm_var *weights, llm_var *out, llm_error *err);
 /* Records the causal softmax of scores [..., Tq, Tk], Tk >= Tq: row i is
