@@ -557,7 +557,13 @@ START_TEST(test_attention_refusals)
     ck_assert_int_eq(llm_tape_attention(NULL, a, a, a, &w, &o, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tape_attention(&tape, a, a, a, &w, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tape_attention(&tape, stale, a, a, &w, &o, &err), LLM_ERR_TAPE);
+    ck_assert_str_eq(err.stage, "attention");
+    ck_assert_ptr_nonnull(strstr(err.message, "q (node 0) is stale"));
     ck_assert_int_eq(llm_tape_attention(&tape, a, a, stale, &w, &o, &err), LLM_ERR_TAPE);
+    ck_assert_ptr_nonnull(strstr(err.message, "v (node 0) is stale"));
+    ck_assert_int_eq(llm_tape_attention(&tape, a, (llm_var){999, tape.epoch}, a, &w, &o, &err),
+                     LLM_ERR_TAPE);
+    ck_assert_ptr_nonnull(strstr(err.message, "k is node 999"));
     ck_assert_int_eq(llm_tape_attention(&tape, vec, a, a, &w, &o, &err), LLM_ERR_RANK);
     ck_assert_str_eq(err.stage, "attention");
     ck_assert_int_eq(llm_tape_attention(&tape, a, a, vec, &w, &o, &err), LLM_ERR_RANK);

@@ -52,16 +52,37 @@ llm_status llm_tape_softmax_vjp(const llm_tape *tape, const llm_node *c, size_t 
     return LLM_OK;
 }
 
+/* One operand's handle, named q, k or v in the message: of this
+   recording, and on the tape. */
+static llm_status attention_operand(const llm_tape *tape, llm_var x, const char *name,
+                                    const char *stage, llm_error *err)
+{
+    if (x.epoch != tape->epoch)
+        return llm_fail(err, LLM_ERR_TAPE, stage,
+                        "%s (node %zu) is stale: it comes from recording %zu, "
+                        "the tape is recording %zu", name, x.id, x.epoch, tape->epoch);
+    if (x.id >= tape->count)
+        return llm_fail(err, LLM_ERR_TAPE, stage,
+                        "%s is node %zu, but the recording holds %zu nodes", name, x.id,
+                        tape->count);
+    return LLM_OK;
+}
+
 /* The checks attention makes before it records anything; *d: the width of
    q and k. */
 static llm_status attention_check(const llm_tape *tape, llm_var q, llm_var k, llm_var v,
                                   const llm_var *out, const char *stage, size_t *d,
                                   llm_error *err)
 {
-    const llm_var args[3] = {q, k, v};
     const llm_tensor *tq, *tk, *tv;
     size_t r, a;
-    llm_status st = llm_tape_check(tape, 3, args, out, stage, err);
+    llm_status st = llm_tape_check(tape, 0, NULL, out, stage, err);
+    if (st == LLM_OK)
+        st = attention_operand(tape, q, "q", stage, err);
+    if (st == LLM_OK)
+        st = attention_operand(tape, k, "k", stage, err);
+    if (st == LLM_OK)
+        st = attention_operand(tape, v, "v", stage, err);
     if (st != LLM_OK)
         return st;
     tq = &tape->nodes[q.id].value;
