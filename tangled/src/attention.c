@@ -164,75 +164,108 @@ llm_status llm_tape_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
     return attend(tape, q, k, v, d, llm_tape_softmax, weights, out, err);
 }
 
-/* y = the causal softmax of x ([..., Tq, Tk], any layout) into a new
-   contiguous tensor; *bad: the flat index of a visible non-finite score. */
-static llm_status causal_normalise(const llm_tensor *x, llm_tensor *y, size_t *bad,
-                                   llm_error *err)
+/* y[0 .. n-1] = the softmax of the n visible scores x[0], x[step], ...,
+   x[(n-1) step]: their maximum m, s = the sum of exp(x_j - m) in ascending
+   j, then exp(x_j - m) / s, chapter 12's arithmetic on the prefix alone.
+   y[n] onwards is not touched. */
+static void causal_row(const double *x, size_t step, size_t n, double *y)
 {
-    size_t idx[LLM_MAX_RANK] = {0}, outer[LLM_MAX_RANK];
-    size_t r = x->rank, tq = x->shape[r - 2], tk = x->shape[r - 1], row = 0, j;
-    llm_status st = llm_tensor_zeros(y, r, x->shape, err);
-    if (st != LLM_OK || x->size == 0)
-        return st;
-    memcpy(outer, x->shape, r * sizeof outer[0]);
-    outer[r - 1] = 1;
-    do {
-        const double *xs = x->data + x->offset;
-        double *ys = y->data + row * tk;
-        size_t step = x->stride[r - 1], a, n = idx[r - 2] + (tk - tq) + 1;
-        double m, s = 0.0;
-        for (a = 0; a < r; a++)
-            xs += idx[a] * x->stride[a];
-        for (j = 0; j < n; j++)
-            if (!isfinite(xs[j * step])) {
-                *bad = row * tk + j;
-                llm_tensor_free(y);
-                return LLM_ERR_NONFINITE;
-            }
-        m = xs[0];
-        for (j = 1; j < n; j++)
-            if (xs[j * step] > m)
-                m = xs[j * step];
-        for (j = 0; j < n; j++)
-            s += exp(xs[j * step] - m);
-        for (j = 0; j < n; j++)
-            ys[j] = exp(xs[j * step] - m) / s;
-        row++;
-    } while (llm_index_next(r, outer, idx));
-    return LLM_OK;
+    double m = x[0], s = 0.0;
+    size_t j;
+    for (j = 1; j < n; j++)
+        if (x[j * step] > m)
+            m = x[j * step];
+    for (j = 0; j < n; j++)
+        s += exp(x[j * step] - m);
+    for (j = 0; j < n; j++)
+        y[j] = exp(x[j * step] - m) / s;
+}
+/* The first score of row number row of x [..., Tq, Tk], counting rows in
+   row-major order over the axes before the last; x may be a view. */
+static const double *causal_score_row(const llm_tensor *x, size_t row)
+{
+    const double *p = x->data + x->offset;
+    size_t a = x->rank - 1;
+    while (a-- > 0) {
+        p += (row % x->shape[a]) * x->stride[a];
+        row /= x->shape[a];
+    }
+    return p;
 }
 
+/* How many keys row number row sees: its query is i = row mod Tq, at
+   position i + Tk - Tq, and it sees keys 0 .. i + Tk - Tq. */
+static size_t causal_visible(size_t row, size_t tq, size_t tk)
+{
+    return row % tq + (tk - tq) + 1;
+}
+/* LLM_OK, or LLM_ERR_NONFINITE naming the first visible score of x that is
+   a NaN or an infinity. Masked scores are not read. */
+static llm_status causal_check_finite(const llm_tensor *x, const char *stage,
+                                      llm_error *err)
+{
+    size_t r = x->rank, tq = x->shape[r - 2], tk = x->shape[r - 1], row, j, n;
+    if (x->size == 0)
+        return LLM_OK;
+    for (row = 0; row < x->size / tk; row++) {
+        const double *xs = causal_score_row(x, row);
+        n = causal_visible(row, tq, tk);
+        for (j = 0; j < n; j++) {
+            double v = xs[j * x->stride[r - 1]];
+            if (!isfinite(v))
+                return llm_fail(err, LLM_ERR_NONFINITE, stage,
+                                "score row %zu, key %zu is %s; query %zu of its slice "
+                                "sees keys 0..%zu, so it must be finite", row, j,
+                                v != v ? "NaN" : v > 0 ? "+inf" : "-inf", row % tq, n - 1);
+        }
+    }
+    return LLM_OK;
+}
+/* *y = the causal softmax of x [..., Tq, Tk] (any layout, its visible
+   scores known to be finite): a new contiguous tensor, +0.0 everywhere,
+   then each row's visible prefix normalised in place. */
+static llm_status causal_normalise(const llm_tensor *x, llm_tensor *y, llm_error *err)
+{
+    size_t r = x->rank, tq = x->shape[r - 2], tk = x->shape[r - 1], row;
+    llm_status st = llm_tensor_zeros(y, r, x->shape, err);
+    if (st != LLM_OK || y->size == 0)
+        return st;
+    for (row = 0; row < y->size / tk; row++)
+        causal_row(causal_score_row(x, row), x->stride[r - 1],
+                   causal_visible(row, tq, tk), y->data + y->offset + row * tk);
+    return LLM_OK;
+}
 llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
                                    llm_error *err)
 {
     const char *stage = "tape.causal_softmax";
     const llm_tensor *x;
     llm_node node;
-    size_t bad = 0;
+    llm_error why;
+    size_t r;
     llm_status st = llm_tape_check(tape, 1, &scores, out, stage, err);
     if (st != LLM_OK)
         return st;
     x = &tape->nodes[scores.id].value;
-    if (x->rank < 2)
+    r = x->rank;
+    if (r < 2)
         return llm_fail(err, LLM_ERR_RANK, stage,
-                        "scores need rank 2 or more ([..., Tq, Tk]), not %zu", x->rank);
-    if (x->shape[x->rank - 1] < x->shape[x->rank - 2])
+                        "scores need rank 2 or more ([..., Tq, Tk]), not %zu", r);
+    if (x->shape[r - 1] < x->shape[r - 2])
         return llm_fail(err, LLM_ERR_SHAPE, stage,
                         "%zu queries cannot be the last positions of %zu keys",
-                        x->shape[x->rank - 2], x->shape[x->rank - 1]);
+                        x->shape[r - 2], x->shape[r - 1]);
+    if ((st = causal_check_finite(x, stage, err)) != LLM_OK)
+        return st;
     memset(&node, 0, sizeof node);
     node.op = LLM_OP_CAUSAL_SOFTMAX;
     node.nargs = 1;
     node.arg[0] = scores.id;
-    node.axis = x->rank - 1;
-    st = causal_normalise(x, &node.value, &bad, NULL);
-    if (st == LLM_ERR_NONFINITE)
-        return llm_fail(err, st, stage, "visible score %zu is not finite", bad);
-    if (st != LLM_OK)
-        return llm_fail(err, st, stage, "cannot make an output of %zu elements", x->size);
+    node.axis = r - 1;
+    if ((st = causal_normalise(x, &node.value, &why)) != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
     return llm_tape_append(tape, node, out, stage, err);
 }
-
 llm_status llm_tape_causal_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                                      llm_var *weights, llm_var *out, llm_error *err)
 {

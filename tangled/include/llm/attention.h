@@ -62,21 +62,26 @@ llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *
    unreachable. On failure *weights and *out are not touched. */
 llm_status llm_tape_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                               llm_var *weights, llm_var *out, llm_error *err);
-/* Records the causal softmax of scores [..., Tq, Tk], Tk >= Tq: row i is
-   normalised over its first i + Tk - Tq + 1 entries, the rest are exactly
-   0; the masked scores are never read.
+/* Records the causal softmax of scores [..., Tq, Tk], Tk >= Tq: the Tq
+   queries are the last Tq of Tk positions, so row i is normalised over
+   its first i + Tk - Tq + 1 entries (keys j <= i + Tk - Tq) and the rest
+   are exactly +0.0. The masked scores are never read, and no -inf is
+   ever formed. The backward pass is the softmax's (chapter 27).
    Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (as
    llm_tape_matmul), LLM_ERR_RANK (rank below 2), LLM_ERR_SHAPE (Tk < Tq),
-   LLM_ERR_NONFINITE (a visible score that is not finite),
-   LLM_ERR_OVERFLOW and LLM_ERR_ALLOC. Stage "tape.causal_softmax". On
-   failure nothing changes. */
+   LLM_ERR_NONFINITE (a visible score that is not finite, named by its row
+   and key), LLM_ERR_OVERFLOW and LLM_ERR_ALLOC. Stage
+   "tape.causal_softmax". On failure nothing changes. */
 llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
                                    llm_error *err);
 
-/* llm_tape_attention with the causal softmax: the Tq queries are the last
-   Tq of the Tk positions, and query i sees keys j <= i + Tk - Tq.
-   Errors: those of llm_tape_attention, and LLM_ERR_SHAPE (Tk < Tq).
-   Stage "causal_attention". */
+/* llm_tape_attention with the causal softmax: q [..., Tq, d], k [..., Tk, d],
+   v [..., Tk, dv], Tk >= Tq; the Tq queries are the last Tq of the Tk
+   positions, and query i sees keys j <= i + Tk - Tq (Tq = Tk: j <= i).
+   weights may be NULL. Every check is made before the first node is
+   recorded. Errors: those of llm_tape_attention, and LLM_ERR_SHAPE
+   (Tk < Tq). Stage "causal_attention". On failure *weights and *out are
+   not touched. */
 llm_status llm_tape_causal_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                                      llm_var *weights, llm_var *out, llm_error *err);
 /* Which coordinates of a head of width d form rotated pair k: adjacent
