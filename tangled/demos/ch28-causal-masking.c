@@ -273,7 +273,7 @@ int main(int argc, char **argv)
         char c[4][64], buf[256];
         const char *cells[4] = {c[0], c[1], c[2], c[3]};
         size_t i;
-        int prefix_same, last_changed;
+        int prefix_same, last_changed, same;
         ok = ok && llm_demo_ok("ch28", run(fix_q, 3, new_k, new_v, w2, o2, &err), &err);
         if (!ok)
             return llm_demo_finish(&tr, 0);
@@ -287,9 +287,11 @@ int main(int argc, char **argv)
             snprintf(c[0], sizeof c[0], "$i = %zu$", i);
             llm_fmt_list(c[1], sizeof c[1], o + 2 * i, 2, 6);
             llm_fmt_list(c[2], sizeof c[2], o2 + 2 * i, 2, 6);
-            snprintf(c[3], sizeof c[3], "%s", memcmp(o + 2 * i, o2 + 2 * i, 2 * sizeof *o) == 0
-                                                  ? "bit-identical" : "changed");
+            same = memcmp(o + 2 * i, o2 + 2 * i, 2 * sizeof *o) == 0;
+            snprintf(c[3], sizeof c[3], "%s", same ? "$=$" : "$\\neq$");
             llm_trace_row(&tr, "change", 4, cells);
+            snprintf(c[1], sizeof c[1], "%d", same);
+            llm_trace_row(&tr, "samebits", 2, cells);
         }
         llm_trace_value(&tr, "o2_new", llm_fmt_list(buf, sizeof buf, o2 + 4, 2, 6));
         llm_trace_value(&tr, "w2_new", llm_fmt_list(buf, sizeof buf, w2 + 6, 3, 6));
