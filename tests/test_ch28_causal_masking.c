@@ -421,6 +421,12 @@ START_TEST(test_softmax_refusals)
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_causal_softmax(&tape, stale, &y, &err), LLM_ERR_TAPE);
     ck_assert(memcmp(&y, &kept, sizeof y) == 0);
+    /* a recording released by a backward pass */
+    ck_assert_int_eq(llm_tape_leaf(&tape, &a, NULL, &va, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sum_all(&tape, va, &vb, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_backward(&tape, vb, NULL, 0, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_causal_softmax(&tape, va, &y, &err), LLM_ERR_TAPE);
+    ck_assert(memcmp(&y, &kept, sizeof y) == 0);
     llm_tape_free(&tape);
     llm_tape_free(&other);
     llm_tensor_free(&a);
