@@ -137,7 +137,8 @@ llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t
 /* Multi-head causal attention with rotary positions: full-width Q, K, V
    (chapter 26's projections with d_k = d_model), split into n_heads heads
    of width head_dim, RoPE on each head's queries and keys, causal attention
-   per head, heads concatenated in order, then the output projection. */
+   per head, heads concatenated in order, then the output projection.
+   4 d_model^2 parameters, whatever n_heads is. */
 typedef struct llm_mha {
     size_t d_model;     /* D */
     size_t n_heads;     /* H, dividing D */
@@ -153,27 +154,47 @@ typedef struct llm_mha {
 typedef struct llm_mha_trace {
     llm_var q, k, v, q_rot, k_rot, weights, heads, concat;
 } llm_mha_trace;
-
 /* Appends <prefix>.query.weight, .key.weight, .value.weight and
    .output.weight, each [D, D], Xavier-uniform, drawn from rng in that
-   order, no biases.
+   order, decay 1, no biases.
    Errors: LLM_ERR_ARGUMENT (a null pointer), LLM_ERR_CONFIG (d_model 0,
-   n_heads 0, n_heads not dividing d_model, an odd head width), and those
-   of llm_qkv_init and llm_linear_init. Stage "mha.init". On failure *mha,
+   n_heads 0, n_heads not dividing d_model, an odd head width), LLM_ERR_NAME
+   (a prefix too long for "<prefix>.output", or a name taken), and those of
+   llm_qkv_init and llm_linear_init. Stage "mha.init". On failure *mha,
    *ps and *rng are not touched. */
 llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t d_model,
                         size_t n_heads, llm_rng *rng, llm_error *err);
+/* x [B, T, D] -> *out [B, H, T, D/H]: head h takes the feature columns
+   h*dh .. (h+1)*dh - 1; a reshape to [B, T, H, dh] and a transpose of the
+   token and head axes, both on the tape.
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (x stale or
+   not on the tape), LLM_ERR_RANK (x is not of rank 3), LLM_ERR_CONFIG
+   (n_heads 0 or not dividing D), and those of the tape operations. Stage
+   "mha.split". On failure *out is not touched and nothing is recorded. */
+llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_var *out,
+                               llm_error *err);
 
+/* x [B, H, T, dh] -> *out [B, T, H*dh]: the inverse of the split, the heads
+   side by side in order (Concat).
+   Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE, LLM_ERR_RANK
+   (x is not of rank 4), LLM_ERR_OVERFLOW (H*dh does not fit in size_t), and
+   those of the tape operations. Stage "mha.merge". On failure *out is not
+   touched and nothing is recorded. */
+llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_error *err);
 /* x [B, T, D] at positions offset .. offset+T-1 -> *y [B, T, D]. trace
-   may be NULL. rope must be built for head width head_dim; the positions
-   are checked against its capacity before anything is recorded.
-   Errors: LLM_ERR_ARGUMENT (a null mha, ps, tape, rope or y),
-   LLM_ERR_CONFIG (the rope's head width is not head_dim), LLM_ERR_TAPE (x
-   stale or not on the tape), LLM_ERR_RANK (x is not of rank 3),
-   LLM_ERR_SHAPE (x's last axis is not D), LLM_ERR_INDEX (offset + T
-   beyond the rope's capacity), and those of the layers and tape
-   operations. Stage "mha.forward". On failure *y and *trace are not
-   touched. */
+   may be NULL. rope must be built for head width head_dim.
+   Errors, in the order checked: LLM_ERR_ARGUMENT (a null mha, ps, tape,
+   rope or y), LLM_ERR_CONFIG (mha is not a layer llm_mha_init could have
+   built; the rope's head width is not head_dim), LLM_ERR_TAPE (x stale or
+   not on the tape), LLM_ERR_RANK (x is not of rank 3), LLM_ERR_SHAPE (x's
+   last axis is not D), LLM_ERR_EMPTY (T = 0: a causal row needs a key),
+   LLM_ERR_INDEX (offset + T beyond the rope's capacity), LLM_ERR_ARGUMENT
+   and LLM_ERR_SHAPE (a weight missing from ps or not [D, D]). All of these
+   are found before the first node is recorded. Then those of the tape
+   operations (LLM_ERR_ALLOC; LLM_ERR_NONFINITE when finite values
+   overflow), which can leave the nodes recorded so far on the tape,
+   unreachable from *y. Stage "mha.forward". On failure *y and *trace are
+   not touched. */
 llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
                            const llm_rope *rope, llm_var x, size_t offset,
                            llm_mha_trace *trace, llm_var *y, llm_error *err);
