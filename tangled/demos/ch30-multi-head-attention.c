@@ -286,6 +286,12 @@ int main(int argc, char **argv)
             llm_trace_value(&tr, buf, c[3]);
             snprintf(buf, sizeof buf, "y_%zu", t);
             llm_trace_value(&tr, buf, c[4]);
+            for (j = 0; j < D; j++)              /* one number a cell, for the figure */
+                llm_fmt(c[1 + j], sizeof c[1 + j], base.concat.v[t * D + j], 6);
+            llm_trace_row(&tr, "cat", 5, cells);
+            for (j = 0; j < D; j++)
+                llm_fmt(c[1 + j], sizeof c[1 + j], base.y.v[t * D + j], 6);
+            llm_trace_row(&tr, "out", 5, cells);
         }
         for (t = 0; t < D; t++)
             printf("W_O row %zu=%s\n", t, row(buf, sizeof buf, swap + D * t, D));
