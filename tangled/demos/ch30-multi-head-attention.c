@@ -242,8 +242,18 @@ int main(int argc, char **argv)
                 row(c[6], sizeof c[6], base.k_rot.v + at, DH);
                 printf("head %zu t=%zu q=%s k=%s v=%s q_rot=%s k_rot=%s\n", h, t, c[2], c[3], c[4],
                        c[5], c[6]);
-                llm_trace_row(&tr, "qkv", 7, cells);
+                {
+                    const char *table_cells[5] = {c[0], c[1], c[2], c[5], c[6]};
+                    llm_trace_row(&tr, "qkv", 5, table_cells);
+                }
             }
+        {
+            int same = memcmp(base.q.v, base.k.v, H * T * DH * sizeof(double)) == 0
+                       && memcmp(base.q.v, base.v.v, H * T * DH * sizeof(double)) == 0;
+            printf("identity projections: q, k, v bit-identical=%s\n", yes(same));
+            llm_trace_value(&tr, "qkv_same", yes(same));
+            ok = ok && same;
+        }
         for (h = 0; h < H; h++) {
             char table[8], scores[128];
             snprintf(table, sizeof table, "w%zu", h);
@@ -281,7 +291,12 @@ int main(int argc, char **argv)
             row(c[3], sizeof c[3], base.concat.v + t * D, D);
             row(c[4], sizeof c[4], base.y.v + t * D, D);
             printf("t=%zu concat=%s output=%s\n", t, c[3], c[4]);
-            llm_trace_row(&tr, "rows", 5, cells);
+            {
+                const char *before[3] = {c[0], "$\\operatorname{Concat}$", c[3]};
+                const char *after[3] = {c[0], "$\\operatorname{Concat} \\cdot W_O$", c[4]};
+                llm_trace_row(&tr, "rows", 3, before);
+                llm_trace_row(&tr, "rows", 3, after);
+            }
             snprintf(buf, sizeof buf, "concat_%zu", t);
             llm_trace_value(&tr, buf, c[3]);
             snprintf(buf, sizeof buf, "y_%zu", t);
