@@ -241,10 +241,10 @@ static void reference(const double *x, size_t b, size_t t, size_t d, size_t h, s
 
 START_TEST(random_layers_agree_with_a_plain_reference)
 {
-    static const size_t cases[4][5] = {{4, 2, 3, 1, 0}, {8, 2, 4, 2, 1}, {8, 4, 3, 2, 3},
-                                       {6, 3, 5, 1, 2}};
+    static const size_t cases[5][5] = {{4, 2, 3, 1, 0}, {8, 2, 4, 2, 1}, {8, 4, 3, 2, 3},
+                                       {6, 3, 5, 1, 2}, {4, 2, 1, 2, 7}};
     size_t c, i;
-    for (c = 0; c < 4; c++) {
+    for (c = 0; c < 5; c++) {
         const size_t d = cases[c][0], h = cases[c][1], t = cases[c][2], b = cases[c][3],
                      off = cases[c][4];
         layer l;
@@ -259,6 +259,9 @@ START_TEST(random_layers_agree_with_a_plain_reference)
         ck_assert_uint_eq(r.nweights, b * h * t * t);
         for (i = 0; i < b * t * d; i++)
             ck_assert(fabs(r.y[i] - y[i]) < 1e-12);
+        if (t == 1)                     /* one token: its own value, weight 1 */
+            for (i = 0; i < r.nweights; i++)
+                ck_assert(r.weights[i] == 1.0);
         free_layer(&l);
     }
 }
