@@ -2,8 +2,31 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "llm/evidence.h"
 #include "llm/model.h"
 
+/* LLM_OK when a block of these sizes can be built. */
+static llm_status block_check_config(size_t d_model, size_t n_heads, size_t d_ff, double eps,
+                                     const char *stage, llm_error *err)
+{
+    if (d_model == 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage, "the model width d_model is 0");
+    if (n_heads == 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage, "a block needs at least one head");
+    if (d_model % n_heads != 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage, "%zu heads do not divide d_model %zu",
+                        n_heads, d_model);
+    if ((d_model / n_heads) % 2 != 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "head width %zu = %zu / %zu is odd: RoPE turns pairs",
+                        d_model / n_heads, d_model, n_heads);
+    if (d_ff == 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage, "the feed-forward width d_ff is 0");
+    if (!isfinite(eps) || eps < 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "eps %g: RMSNorm needs a finite eps >= 0", eps);
+    return LLM_OK;
+}
 llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, size_t d_model,
                           size_t n_heads, size_t d_ff, double eps, llm_rng *rng,
                           llm_error *err)
@@ -17,12 +40,8 @@ llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, si
     llm_status st;
     if (blk == NULL || ps == NULL || prefix == NULL || rng == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "blk, ps, prefix and rng are required");
-    if (d_ff == 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage, "the feed-forward width d_ff is 0");
-    if (!isfinite(eps))
-        return llm_fail(err, LLM_ERR_NONFINITE, stage, "eps is not finite");
-    if (eps < 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage, "eps %g is negative", eps);
+    if ((st = block_check_config(d_model, n_heads, d_ff, eps, stage, err)) != LLM_OK)
+        return st;
     for (i = 0; i < 4; i++)
         if (snprintf(name[i], sizeof name[i], "%s.%s", prefix, part[i]) >=
             (int)sizeof name[i])
@@ -45,6 +64,34 @@ llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, si
     *blk = b;
     return LLM_OK;
 }
+/* LLM_OK when x [B, T, D] at offset .. offset+T-1 can go through blk. */
+static llm_status block_check_input(const llm_block *blk, const llm_tape *tape,
+                                    const llm_rope *rope, llm_var x, size_t offset,
+                                    const char *stage, llm_error *err)
+{
+    const llm_tensor *t;
+    llm_error why;
+    size_t d = blk->attention.d_model;
+    char buf[96];
+    if (rope->head_dim != blk->attention.head_dim)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "the rope turns heads of width %zu, the block's heads are %zu wide",
+                        rope->head_dim, blk->attention.head_dim);
+    if (llm_tape_value(tape, x, &t, &why) != LLM_OK)
+        return llm_fail(err, why.code, stage, "x: %s", why.message);
+    if (t->rank != 3)
+        return llm_fail(err, LLM_ERR_RANK, stage, "x has shape %s; a block needs [B, T, %zu]",
+                        llm_fmt_sizes(buf, sizeof buf, t->shape, t->rank), d);
+    if (t->shape[2] != d)
+        return llm_fail(err, LLM_ERR_SHAPE, stage,
+                        "x has shape %s; the block's rows are %zu wide",
+                        llm_fmt_sizes(buf, sizeof buf, t->shape, t->rank), d);
+    if (t->shape[1] > 0 && (offset >= rope->capacity || t->shape[1] > rope->capacity - offset))
+        return llm_fail(err, LLM_ERR_INDEX, stage,
+                        "%zu positions from %zu do not fit a context of %zu positions "
+                        "(0..%zu)", t->shape[1], offset, rope->capacity, rope->capacity - 1);
+    return LLM_OK;
+}
 llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tape,
                              const llm_rope *rope, llm_var x, size_t offset,
                              llm_block_trace *trace, llm_var *y, llm_error *err)
@@ -52,22 +99,16 @@ llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tap
     const char *stage = "block.forward";
     llm_block_trace r;
     llm_var out;
-    const llm_tensor *t;
     llm_status st;
     if (blk == NULL || ps == NULL || tape == NULL || rope == NULL || y == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "blk, ps, tape, rope and y are required");
-    if ((st = llm_tape_value(tape, x, &t, err)) != LLM_OK)
+    if ((st = block_check_input(blk, tape, rope, x, offset, stage, err)) != LLM_OK)
         return st;
-    if (t->rank == 3 && t->shape[1] > 0 &&
-        (offset >= rope->capacity || t->shape[1] > rope->capacity - offset))
-        return llm_fail(err, LLM_ERR_INDEX, stage,
-                        "%zu positions from %zu do not fit a context of %zu positions",
-                        t->shape[1], offset, rope->capacity);
     st = llm_rmsnorm_forward(&blk->attention_norm, ps, tape, x, &r.attention_in, err);
     if (st == LLM_OK)
-        st = llm_mha_forward(&blk->attention, ps, tape, rope, r.attention_in, offset, NULL,
-                             &r.attention_out, err);
+        st = llm_mha_forward(&blk->attention, ps, tape, rope, r.attention_in, offset,
+                             &r.attention_detail, &r.attention_out, err);
     if (st == LLM_OK)
         st = llm_residual_add(tape, x, r.attention_out, &r.mid, err);
     if (st == LLM_OK)

@@ -4,7 +4,7 @@
 
 #include "llm/attention.h"
 
-/* One pre-norm decoder block:
+/* One pre-norm decoder block, two residual branches around one stream:
    x' = x + MHA(RMSNorm_attn(x)),  y = x' + SwiGLU(RMSNorm_ffn(x')). */
 typedef struct llm_block {
     llm_rmsnorm attention_norm;  /* <prefix>.attention_norm.gain [D] */
@@ -12,33 +12,44 @@ typedef struct llm_block {
     llm_rmsnorm ffn_norm;        /* <prefix>.ffn_norm.gain [D] */
     llm_swiglu ffn;              /* <prefix>.ffn.{gate,up,down}.weight */
 } llm_block;
-
-/* The intermediate handles of one block's forward pass, for inspection. */
+/* The intermediate handles of one block's forward pass, for inspection;
+   each is [B, T, D], except inside attention_detail. */
 typedef struct llm_block_trace {
-    llm_var attention_in;   /* RMSNorm_attn(x) */
-    llm_var attention_out;  /* MHA(...) */
-    llm_var mid;            /* x' = x + MHA(...) */
-    llm_var ffn_in;         /* RMSNorm_ffn(x') */
-    llm_var ffn_out;        /* SwiGLU(...) */
+    llm_var attention_in;            /* RMSNorm_attn(x) */
+    llm_var attention_out;           /* MHA(RMSNorm_attn(x)) */
+    llm_var mid;                     /* x' = x + attention_out */
+    llm_var ffn_in;                  /* RMSNorm_ffn(x') */
+    llm_var ffn_out;                 /* SwiGLU(RMSNorm_ffn(x')) */
+    llm_mha_trace attention_detail;  /* chapter 30's heads and weights */
 } llm_block_trace;
-
-/* Appends, in this order, <prefix>.attention_norm.gain, the four attention
-   weights, <prefix>.ffn_norm.gain and the three SwiGLU weights: 9 tensors,
-   2 D + 4 D^2 + 3 D F numbers; the norms draw nothing, the seven matrices
-   draw in list order.
-   Errors: LLM_ERR_ARGUMENT (a null pointer; d_ff 0; eps negative),
-   LLM_ERR_NONFINITE (eps not finite), and those of llm_mha_init
-   (LLM_ERR_CONFIG), llm_rmsnorm_init and llm_swiglu_init. Stage
-   "block.init". On failure *blk, *ps and *rng are not touched. */
+/* Appends, in this order, <prefix>.attention_norm.gain [D], the four
+   attention weights <prefix>.attention.{query,key,value,output}.weight
+   [D, D], <prefix>.ffn_norm.gain [D] and <prefix>.ffn.{gate,up}.weight
+   [D, F], <prefix>.ffn.down.weight [F, D]: 9 tensors, 2 D + 4 D^2 + 3 D F
+   numbers. The gains are 1 and draw nothing; the seven matrices are
+   Xavier-uniform, drawn from rng in list order.
+   Errors: LLM_ERR_ARGUMENT (a null blk, ps, prefix or rng), LLM_ERR_CONFIG
+   (d_model 0; n_heads 0 or not dividing d_model; an odd head width; d_ff
+   0; eps negative or not finite), LLM_ERR_NAME (a prefix too long for the
+   names, or a name taken), and those of llm_rmsnorm_init, llm_mha_init and
+   llm_swiglu_init (LLM_ERR_OVERFLOW, LLM_ERR_ALLOC). Stage "block.init" for
+   the checks made here. On failure *blk, *ps and *rng are not touched. */
 llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, size_t d_model,
                           size_t n_heads, size_t d_ff, double eps, llm_rng *rng,
                           llm_error *err);
 
 /* x [B, T, D] at positions offset .. offset+T-1 -> *y [B, T, D]; trace
-   may be NULL. Errors: LLM_ERR_ARGUMENT (a null blk, ps, tape, rope or y),
-   and those of llm_mha_forward (checked before the first node), the norms,
-   the feed-forward and llm_residual_add. Stage "block.forward". On failure
-   *y and *trace are not touched. */
+   may be NULL. ps is the list blk was built in; rope turns heads of width
+   D / n_heads.
+   Errors, checked before the first node is recorded: LLM_ERR_ARGUMENT (a
+   null blk, ps, tape, rope or y), LLM_ERR_CONFIG (the rope's head width is
+   not the block's), LLM_ERR_TAPE (x stale or not on the tape),
+   LLM_ERR_RANK (x is not of rank 3), LLM_ERR_SHAPE (x's last axis is not
+   D), LLM_ERR_INDEX (offset + T beyond the rope's capacity); then those of
+   the norms (LLM_ERR_NONFINITE for an all-zero row with eps 0), the
+   attention, the feed-forward and llm_residual_add. Stage "block.forward"
+   for the checks made here. On failure *y and *trace are not touched;
+   after a refused check the tape is as it was. */
 llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tape,
                              const llm_rope *rope, llm_var x, size_t offset,
                              llm_block_trace *trace, llm_var *y, llm_error *err);
