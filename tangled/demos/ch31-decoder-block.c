@@ -274,6 +274,8 @@ int main(int argc, char **argv)
                 llm_fmt_list(c[2], sizeof c[2], wpre + (h * T + t) * T, T, 6);
                 llm_trace_row(&tr, "weights", 3, cells);
                 printf("weights head=%zu position=%zu %s\n", h, t, c[2]);
+                snprintf(c[0], sizeof c[0], "w%zu_%zu", h, t);
+                llm_trace_value(&tr, c[0], c[2]);
             }
         same = memcmp(pre[1], pre[0], sizeof pre[0]) == 0;
         printf("norm1 returns x bit for bit=%s\n", same ? "yes" : "no");
@@ -286,6 +288,7 @@ int main(int argc, char **argv)
             r[t] = rms(pre[6] + t * D);
         }
         printf("output rms=%s\n", llm_fmt_list(buf, sizeof buf, r, T, 6));
+        llm_trace_value(&tr, "f0", llm_fmt(buf, sizeof buf, pre[5][0], 6));
         llm_trace_value(&tr, "pre_rms", buf);
         ok = same;
     }
