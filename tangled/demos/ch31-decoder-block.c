@@ -63,7 +63,9 @@ static void print_stages(llm_trace *tr, const char *variant, const char *table,
         printf("%s position=%zu\n", variant, t);
         for (s = 0; s < STAGES; s++) {
             const double *row = stage[s] + t * D;
-            snprintf(c[0], sizeof c[0], s == 0 ? "%zu" : "", t);
+            c[0][0] = '\0';
+            if (s == 0)
+                snprintf(c[0], sizeof c[0], "%zu", t);
             snprintf(c[1], sizeof c[1], "%s", label[s]);
             llm_fmt_list(c[2], sizeof c[2], row, D, 6);
             llm_fmt(c[3], sizeof c[3], rms(row), 6);
