@@ -7,11 +7,9 @@
 #include "llm/evidence.h"
 #include "llm/model.h"
 
-#define D 4          /* model width */
-#define H 2          /* heads, of width 2 */
-#define F 4          /* feed-forward width */
-#define T 3          /* positions 0, 1, 2 */
-#define STAGES 7     /* x and the six stages of a block */
+/* D: model width; H: heads, of width 2; F: feed-forward width; T:
+   positions 0, 1, 2; STAGES: x and the six stages of a block. */
+enum { D = 4, H = 2, F = 4, T = 3, STAGES = 7 };
 
 /* Row t is 2 e_t. */
 static const double fix_x[T * D] = {2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0};
