@@ -1,9 +1,11 @@
 /* decoder.c -- embedding, blocks, final norm and the tied head. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "llm/evidence.h"
 #include "llm/model.h"
 
 static llm_status config_check(const llm_decoder_config *c, const char *stage,
@@ -84,6 +86,62 @@ void llm_decoder_free(llm_decoder *dec)
     llm_rope_free(&dec->rope);
     memset(dec, 0, sizeof *dec);
 }
+/* The name, rank and shape that position i of a decoder's parameter list
+   must have: token_embedding.weight, nine tensors per block, final_norm.gain. */
+static void expected_param(const llm_decoder_config *c, size_t i, char *name,
+                           size_t size, size_t *rank, size_t shape[2])
+{
+    static const char *const part[9] = {
+        "attention_norm.gain", "attention.query.weight", "attention.key.weight",
+        "attention.value.weight", "attention.output.weight", "ffn_norm.gain",
+        "ffn.gate.weight", "ffn.up.weight", "ffn.down.weight"};
+    size_t D = c->d_model, F = c->d_ff, k;
+    shape[1] = 0;
+    if (i == 0) {
+        snprintf(name, size, "token_embedding.weight");
+        *rank = 2;
+        shape[0] = c->vocab;
+        shape[1] = D;
+    } else if (i == 1 + 9 * c->n_layers) {
+        snprintf(name, size, "final_norm.gain");
+        *rank = 1;
+        shape[0] = D;
+    } else {
+        k = (i - 1) % 9;
+        snprintf(name, size, "blocks.%zu.%s", (i - 1) / 9, part[k]);
+        *rank = k == 0 || k == 5 ? 1 : 2;
+        shape[0] = k == 8 ? F : D;
+        if (*rank == 2)
+            shape[1] = k == 6 || k == 7 ? F : D;
+    }
+}
+static llm_status params_check(const llm_decoder_config *c, const llm_params *ps,
+                               const char *stage, llm_error *err)
+{
+    char name[96], got[64], want_shape[64];
+    size_t i, rank, shape[2], want = 2 + 9 * c->n_layers;
+    const llm_tensor *v;
+    if (ps->count != want)
+        return llm_fail(err, LLM_ERR_SHAPE, stage,
+                        "the list holds %zu tensors; the configuration has %zu",
+                        ps->count, want);
+    for (i = 0; i < want; i++) {
+        expected_param(c, i, name, sizeof name, &rank, shape);
+        if (strcmp(ps->items[i].name, name) != 0)
+            return llm_fail(err, LLM_ERR_NAME, stage,
+                            "parameter %zu is '%.63s'; the configuration has '%.63s' there",
+                            i, ps->items[i].name, name);
+        v = &ps->items[i].value;
+        if (v->rank != rank || v->shape[0] != shape[0] ||
+            (rank == 2 && v->shape[1] != shape[1])) {
+            llm_fmt_sizes(got, sizeof got, v->shape, v->rank < 8 ? v->rank : 8);
+            llm_fmt_sizes(want_shape, sizeof want_shape, shape, rank);
+            return llm_fail(err, LLM_ERR_SHAPE, stage,
+                            "%.63s is %s; the configuration has %s", name, got, want_shape);
+        }
+    }
+    return LLM_OK;
+}
 static llm_status inputs_check(const llm_decoder *dec, const llm_params *ps,
                                const size_t *ids, size_t batch, size_t T, size_t offset,
                                const char *stage, llm_error *err)
@@ -99,17 +157,16 @@ static llm_status inputs_check(const llm_decoder *dec, const llm_params *ps,
         return llm_fail(err, LLM_ERR_INDEX, stage,
                         "%zu tokens from position %zu do not fit a context of %zu", T,
                         offset, c->context);
+    if (batch > SIZE_MAX / T)
+        return llm_fail(err, LLM_ERR_OVERFLOW, stage, "%zu sequences of %zu tokens", batch,
+                        T);
     n = batch * T;
     for (i = 0; i < n; i++)
         if (ids[i] >= c->vocab)
             return llm_fail(err, LLM_ERR_INDEX, stage,
                             "token ID %zu at [%zu, %zu] is outside the vocabulary of %zu",
                             ids[i], i / T, i % T, c->vocab);
-    if (ps->count != 2 + 9 * c->n_layers)
-        return llm_fail(err, LLM_ERR_SHAPE, stage,
-                        "the list holds %zu tensors; the configuration has %zu",
-                        ps->count, 2 + 9 * c->n_layers);
-    return LLM_OK;
+    return params_check(c, ps, stage, err);
 }
 llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
                                const size_t *ids, size_t batch, size_t T, size_t offset,
@@ -117,37 +174,42 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
 {
     const char *stage = "decoder.forward";
     const size_t shape[2] = {batch, T};
-    llm_var x, table, out;
-    size_t l;
+    llm_var x, table, out, *h = NULL;
+    size_t l, L;
     llm_status st;
     if (dec == NULL || ps == NULL || tape == NULL || logits == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "dec, ps, tape and logits are required");
     if ((st = inputs_check(dec, ps, ids, batch, T, offset, stage, err)) != LLM_OK)
         return st;
+    L = dec->config.n_layers;
+    if (hidden != NULL && (h = malloc((L + 2) * sizeof *h)) == NULL)
+        return llm_fail(err, LLM_ERR_ALLOC, stage, "no room for %zu handles", L + 2);
     st = llm_embedding_forward(&dec->embedding, ps, tape, ids, 2, shape, &x, err);
-    if (st == LLM_OK && hidden != NULL)
-        hidden[0] = x;
-    for (l = 0; st == LLM_OK && l < dec->config.n_layers; l++) {
+    if (st == LLM_OK && h != NULL)
+        h[0] = x;
+    for (l = 0; st == LLM_OK && l < L; l++) {
         st = llm_block_forward(&dec->blocks[l], ps, tape, &dec->rope, x, offset, NULL, &x,
                                err);
-        if (st == LLM_OK && hidden != NULL)
-            hidden[l + 1] = x;
+        if (st == LLM_OK && h != NULL)
+            h[l + 1] = x;
     }
     if (st == LLM_OK)
         st = llm_rmsnorm_forward(&dec->final_norm, ps, tape, x, &x, err);
-    if (st == LLM_OK && hidden != NULL)
-        hidden[dec->config.n_layers + 1] = x;
-    if (st == LLM_OK)
+    if (st == LLM_OK && h != NULL)
+        h[L + 1] = x;
+    if (st == LLM_OK)   /* the same leaf the lookup read: one table, no copy */
         st = llm_param_leaf(tape, ps, dec->embedding.weight, &table, err);
-    if (st == LLM_OK)
+    if (st == LLM_OK)   /* [B, T, D] x [V, D]^T -> [B, T, V] */
         st = llm_tape_matmul(tape, x, table, 0, 1, &out, err);
+    if (st == LLM_OK && h != NULL)
+        memcpy(hidden, h, (L + 2) * sizeof *h);
+    free(h);
     if (st != LLM_OK)
         return st;
     *logits = out;
     return LLM_OK;
 }
-
 llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
                             const size_t *ids, const size_t *targets, size_t batch,
                             size_t T, llm_var *logits, llm_var *loss, llm_error *err)
@@ -156,8 +218,10 @@ llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *ta
     llm_var z, l;
     size_t i;
     llm_status st;
-    if (dec == NULL || loss == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "dec and loss are required");
+    if (dec == NULL || ps == NULL || tape == NULL || loss == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "dec, ps, tape and loss are required");
+    if ((st = inputs_check(dec, ps, ids, batch, T, 0, stage, err)) != LLM_OK)
+        return st;
     if (targets == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no targets");
     for (i = 0; i < batch * T; i++)

@@ -74,7 +74,6 @@ typedef struct llm_decoder {
     llm_rmsnorm final_norm;    /* final_norm.gain [D] */
     llm_rope rope;             /* head width D / H, capacity P, adjacent pairs */
 } llm_decoder;
-
 /* Checks cfg and appends token_embedding.weight, each block's nine
    tensors and final_norm.gain to ps (2 + 9 L tensors,
    V D + L (2 D + 4 D^2 + 3 D F) + D numbers), drawing from rng in that
@@ -82,34 +81,35 @@ typedef struct llm_decoder {
    Errors: LLM_ERR_ARGUMENT (a null pointer; ps not empty), LLM_ERR_CONFIG
    (a zero size, heads that do not divide D, an odd head width, a base
    that is not finite and positive, an eps that is negative or not finite),
-   and those of the layers. Stage "decoder.init". On failure *dec, *ps and
-   *rng are not touched. */
+   and those of the layers (LLM_ERR_NAME, LLM_ERR_OVERFLOW, LLM_ERR_ALLOC).
+   Stage "decoder.init". On failure *dec, *ps and *rng are not touched. */
 llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_config *cfg,
                             llm_rng *rng, llm_error *err);
 
 /* Frees the decoder's blocks and rope tables; safe on a freed decoder. */
 void llm_decoder_free(llm_decoder *dec);
-
 /* ids [batch, T] (row-major) at positions offset .. offset+T-1 -> *logits
    [batch, T, V]. hidden may be NULL; otherwise it receives L + 2 handles:
    the embedded rows, the output of each block, the normalised rows.
    Every input is checked before the first node is recorded.
-   Errors: LLM_ERR_ARGUMENT (a null pointer; ids NULL with tokens; batch
-   or T zero), LLM_ERR_INDEX (offset + T beyond the context; a token ID
-   >= V, named by its position), LLM_ERR_NAME and LLM_ERR_SHAPE (ps does
-   not hold the configuration's parameters, by name, order and shape), and
-   those of the layers. Stage "decoder.forward". On failure *logits and
-   hidden are not touched. */
+   Errors: LLM_ERR_ARGUMENT (a null pointer; ids NULL; batch or T zero),
+   LLM_ERR_INDEX (offset + T beyond the context; a token ID >= V, named by
+   its position), LLM_ERR_OVERFLOW (batch * T), LLM_ERR_SHAPE (ps holds
+   another number of tensors than the configuration, or one of another
+   shape), LLM_ERR_NAME (a tensor of ps is not the one the configuration
+   has at that position), LLM_ERR_ALLOC, and those of the layers. Stage
+   "decoder.forward". On failure *logits and hidden are not touched. */
 llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
                                const size_t *ids, size_t batch, size_t T, size_t offset,
                                llm_var *hidden, llm_var *logits, llm_error *err);
 
-/* llm_decoder_forward, then the mean over all batch * T positions of
-   -log softmax(logits)[target]: *loss, a scalar on the tape. logits may
-   be NULL.
-   Errors: those of llm_decoder_forward, LLM_ERR_ARGUMENT (targets NULL),
-   LLM_ERR_TARGET (a target >= V, named by its position, found before any
-   work). Stage "decoder.loss". */
+/* llm_decoder_forward at offset 0, then the mean over all batch * T
+   positions of -log softmax(logits)[target]: *loss, a scalar on the tape.
+   logits may be NULL.
+   Errors: the input errors of llm_decoder_forward, LLM_ERR_ARGUMENT
+   (targets NULL), LLM_ERR_TARGET (a target >= V, named by its position),
+   all found before any work, then those of the forward pass and the loss.
+   Stage "decoder.loss". On failure *loss and *logits are not touched. */
 llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
                             const size_t *ids, const size_t *targets, size_t batch,
                             size_t T, llm_var *logits, llm_var *loss, llm_error *err);
