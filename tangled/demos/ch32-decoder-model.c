@@ -336,7 +336,7 @@ int main(int argc, char **argv)
         const char *cells[4] = {c[0], c[1], c[2], c[3]};
         for (i = 0; i < ps.count; i++) {
             biases += strstr(ps.items[i].name, "bias") != NULL;
-            snprintf(c[0], sizeof c[0], "%zu", i + 1);
+            snprintf(c[0], sizeof c[0], "%zu", i);
             snprintf(c[1], sizeof c[1], "`%s`", ps.items[i].name);
             llm_fmt_sizes(c[2], sizeof c[2], ps.items[i].value.shape, ps.items[i].value.rank);
             snprintf(c[3], sizeof c[3], "%zu", ps.items[i].value.size);

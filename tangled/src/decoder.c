@@ -129,7 +129,7 @@ static llm_status params_check(const llm_decoder_config *c, const llm_params *ps
         expected_param(c, i, name, sizeof name, &rank, shape);
         if (strcmp(ps->items[i].name, name) != 0)
             return llm_fail(err, LLM_ERR_NAME, stage,
-                            "parameter %zu is '%.63s'; the configuration has '%.63s' there",
+                            "position %zu holds '%.63s'; the configuration has '%.63s' there",
                             i, ps->items[i].name, name);
         v = &ps->items[i].value;
         if (v->rank != rank || v->shape[0] != shape[0] ||
