@@ -439,6 +439,13 @@ START_TEST(test_init_refusals)
         ck_assert(memcmp(&rng, &rng_kept, sizeof rng) == 0);
         ck_assert_uint_eq(ps.count, 0);
     }
+    /* a stack too deep to allocate: refused before anything is drawn */
+    cfg = fix_cfg;
+    cfg.n_layers = SIZE_MAX / 2;
+    ck_assert_int_eq(llm_decoder_init(&dec, &ps, &cfg, &rng, &err), LLM_ERR_ALLOC);
+    ck_assert(memcmp(&dec, &kept, sizeof dec) == 0);
+    ck_assert(memcmp(&rng, &rng_kept, sizeof rng) == 0);
+    ck_assert_uint_eq(ps.count, 0);
     ck_assert_int_eq(llm_decoder_init(NULL, &ps, &fix_cfg, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_decoder_init(&dec, NULL, &fix_cfg, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_decoder_init(&dec, &ps, NULL, &rng, &err), LLM_ERR_ARGUMENT);

@@ -270,9 +270,8 @@ int main(int argc, char **argv)
         snprintf(buf, sizeof buf, "%zu", leaves);
         llm_trace_value(&tr, "leaves", buf);
         snprintf(buf, sizeof buf, "%zu", uses);
-        llm_trace_value(&tr, "uses_count", buf);
-        snprintf(buf, sizeof buf, "%zu (%s)", uses, names);
         llm_trace_value(&tr, "uses", buf);
+        llm_trace_value(&tr, "uses_ops", names);
         ok = leaves == 1 && uses == 2;
     }
     if (ok) {
