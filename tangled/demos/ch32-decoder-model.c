@@ -531,9 +531,9 @@ int main(int argc, char **argv)
             llm_trace_row(&tr, "grads", 4, cells);
             printf("gradcheck model tensors=%zu coordinates=%s worst=%s verdict=%s\n", ps.count, c[1],
                    c[2], c[3]);
+            snprintf(buf, sizeof buf, "%.1e", probe_worst);
             printf("gradcheck probe coordinates=24 step=1e-06 tolerance=2e-05 worst=%s verdict=%s\n",
-                   snprintf(buf, sizeof buf, "%.1e", probe_worst) > 0 ? buf : "?",
-                   probe_failed == 0 ? "pass" : "fail");
+                   buf, probe_failed == 0 ? "pass" : "fail");
             llm_trace_value(&tr, "grad_probe_worst", buf);
             llm_trace_value(&tr, "grad_probe_verdict", probe_failed == 0 ? "pass" : "fail");
             snprintf(buf, sizeof buf, "%.1e", model_worst);
