@@ -898,6 +898,123 @@ START_TEST(a_tape_that_cannot_grow_refuses_and_keeps_its_capacity)
 }
 END_TEST
 
+/* ------------------------------------------------------------ rewind */
+
+START_TEST(rewind_frees_the_nodes_since_the_mark_and_ids_are_reused)
+{
+    static const double xv[3] = {1, 2, 3};
+    const size_t s3[1] = {3}, s31[2] = {3, 1};
+    llm_tape tape;
+    llm_error err;
+    llm_tensor x = make(1, s3, xv), dx = zeros(1, s3);
+    llm_var vx, sq, a, t, total, again, loss;
+    const llm_tensor *val = NULL;
+    size_t mark, capacity, epoch, j;
+    ck_assert_int_eq(llm_tape_init(&tape, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &x, &dx, &vx, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_mul(&tape, vx, vx, &sq, NULL), LLM_OK);
+    mark = llm_tape_mark(&tape);
+    ck_assert_uint_eq(mark, 2);
+    /* owned values, a view of one of them, a scalar: freed by the rewind
+       (the sanitizer's leak check would see any of them left behind) */
+    ck_assert_int_eq(llm_tape_add(&tape, sq, vx, &a, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_reshape(&tape, a, 2, s31, &t, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sum_all(&tape, t, &total, NULL), LLM_OK);
+    ck_assert_uint_eq(tape.count, 5);
+    capacity = tape.capacity;
+    epoch = tape.epoch;
+    ck_assert_int_eq(llm_tape_rewind(&tape, mark, &err), LLM_OK);
+    ck_assert_uint_eq(tape.count, mark);
+    ck_assert_uint_eq(tape.capacity, capacity);   /* the node array is kept */
+    ck_assert_uint_eq(tape.epoch, epoch);         /* handles below the mark stay valid */
+    /* a rewound handle is off the recording until its id is reused */
+    REFUSED(llm_tape_value(&tape, total, &val, &err), LLM_ERR_TAPE, "tape.value");
+    ck_assert_ptr_null(val);
+    ck_assert_int_eq(llm_tape_value(&tape, sq, &val, NULL), LLM_OK);
+    for (j = 0; j < 3; j++)
+        ck_assert(val->data[val->offset + j] == xv[j] * xv[j]);
+    /* the next node gets the mark's id, and the graph works as if the
+       rewound nodes had never been recorded: d/dx sum(x^2) = 2x */
+    ck_assert_int_eq(llm_tape_sum_all(&tape, sq, &again, NULL), LLM_OK);
+    ck_assert_uint_eq(again.id, mark);
+    ck_assert_int_eq(llm_tape_add(&tape, again, again, &loss, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_value(&tape, loss, &val, NULL), LLM_OK);
+    ck_assert(val->data[val->offset] == 28.0);
+    ck_assert_int_eq(llm_tape_backward(&tape, loss, NULL, 0, NULL), LLM_OK);
+    for (j = 0; j < 3; j++)
+        ck_assert(dx.data[j] == 4 * xv[j]);
+    llm_tape_free(&tape);
+    llm_tensor_free(&x);
+    llm_tensor_free(&dx);
+}
+END_TEST
+
+START_TEST(rewind_keeps_the_adjoints_below_the_mark_and_to_the_count_is_a_no_op)
+{
+    static const double xv[2] = {3, -2};
+    const size_t s2[1] = {2};
+    llm_tape tape;
+    llm_tensor x = make(1, s2, xv), dx = zeros(1, s2);
+    llm_var vx, sq, total, extra;
+    const double *before = NULL, *after = NULL;
+    double saved[2];
+    size_t mark;
+    ck_assert_int_eq(llm_tape_init(&tape, 1, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &x, &dx, &vx, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_mul(&tape, vx, vx, &sq, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sum_all(&tape, sq, &total, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_backward(&tape, total, NULL, 1, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_adjoint(&tape, sq, &before, NULL), LLM_OK);
+    ck_assert_ptr_nonnull(before);
+    memcpy(saved, before, sizeof saved);
+    mark = llm_tape_mark(&tape);
+    ck_assert_int_eq(llm_tape_rewind(&tape, mark, NULL), LLM_OK);   /* nothing to free */
+    ck_assert_uint_eq(tape.count, mark);
+    ck_assert_int_eq(llm_tape_mul(&tape, sq, sq, &extra, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_rewind(&tape, mark, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_adjoint(&tape, sq, &after, NULL), LLM_OK);
+    ck_assert_ptr_eq(after, before);
+    ck_assert(memcmp(after, saved, sizeof saved) == 0);
+    ck_assert(dx.data[0] == 6.0 && dx.data[1] == -4.0);   /* grads untouched */
+    llm_tape_free(&tape);
+    llm_tensor_free(&x);
+    llm_tensor_free(&dx);
+}
+END_TEST
+
+START_TEST(rewind_refuses_a_mark_beyond_the_count_and_unusable_tapes)
+{
+    static const double one = 1;
+    llm_tape tape, zero;
+    llm_error err;
+    llm_tensor s = make(0, NULL, &one), ds = zeros(0, NULL);
+    llm_var vs, sq;
+    memset(&zero, 0, sizeof zero);
+    ck_assert_uint_eq(llm_tape_mark(NULL), 0);
+    ck_assert_uint_eq(llm_tape_mark(&zero), 0);
+    REFUSED(llm_tape_rewind(NULL, 0, &err), LLM_ERR_ARGUMENT, "tape.rewind");
+    REFUSED(llm_tape_rewind(&zero, 0, &err), LLM_ERR_TAPE, "tape.rewind");
+    ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &s, &ds, &vs, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_mul(&tape, vs, vs, &sq, NULL), LLM_OK);
+    REFUSED(llm_tape_rewind(&tape, 3, &err), LLM_ERR_TAPE, "tape.rewind");
+    REFUSED(llm_tape_rewind(&tape, SIZE_MAX, &err), LLM_ERR_TAPE, "tape.rewind");
+    ck_assert_uint_eq(tape.count, 2);
+    ck_assert_int_eq(tape.nodes[sq.id].value.owns, 1);   /* nothing was freed */
+    ck_assert(tape.nodes[sq.id].value.data[0] == 1.0);
+    ck_assert_int_eq(llm_tape_backward(&tape, sq, NULL, 0, NULL), LLM_OK);
+    REFUSED(llm_tape_rewind(&tape, 1, &err), LLM_ERR_TAPE, "tape.rewind");
+    ck_assert_uint_eq(tape.count, 2);
+    ck_assert(ds.data[0] == 2.0);
+    ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_rewind(&tape, 0, NULL), LLM_OK);
+    llm_tape_free(&tape);
+    REFUSED(llm_tape_rewind(&tape, 0, &err), LLM_ERR_TAPE, "tape.rewind");
+    llm_tensor_free(&s);
+    llm_tensor_free(&ds);
+}
+END_TEST
+
 Suite *ch15_tensor_autodiff_core_suite(void)
 {
     Suite *s = suite_create("ch15 tensor autodiff core");
@@ -921,6 +1038,9 @@ Suite *ch15_tensor_autodiff_core_suite(void)
     tcase_add_test(tc, backward_refuses_bad_seeds_and_overflow_and_changes_nothing);
     tcase_add_test(tc, an_allocation_failure_in_the_middle_of_a_pass_changes_nothing);
     tcase_add_test(tc, a_tape_that_cannot_grow_refuses_and_keeps_its_capacity);
+    tcase_add_test(tc, rewind_frees_the_nodes_since_the_mark_and_ids_are_reused);
+    tcase_add_test(tc, rewind_keeps_the_adjoints_below_the_mark_and_to_the_count_is_a_no_op);
+    tcase_add_test(tc, rewind_refuses_a_mark_beyond_the_count_and_unusable_tapes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -139,6 +139,24 @@ static llm_status check_operation(const llm_tape *tape, size_t nargs, const llm_
             return st;
     return LLM_OK;
 }
+size_t llm_tape_mark(const llm_tape *tape)
+{
+    return tape == NULL ? 0 : tape->count;
+}
+
+llm_status llm_tape_rewind(llm_tape *tape, size_t mark, llm_error *err)
+{
+    llm_status st = check_tape(tape, "tape.rewind", err);
+    if (st != LLM_OK)
+        return st;
+    if (mark > tape->count)
+        return llm_fail(err, LLM_ERR_TAPE, "tape.rewind",
+                        "mark %zu is beyond the recording's %zu nodes: it comes from "
+                        "another recording or tape", mark, tape->count);
+    while (tape->count > mark)                 /* newest first: views before owners */
+        release_node(&tape->nodes[--tape->count]);
+    return LLM_OK;
+}
 /* Room for one more node: the array doubles when it is full. */
 static llm_status make_room(llm_tape *tape, const char *stage, llm_error *err)
 {

@@ -177,6 +177,19 @@ llm_status llm_tape_reset(llm_tape *tape, llm_error *err);
 /* Frees everything the tape owns, the node array included, and zeroes the
    tape (llm_tape_init makes it usable again). Safe on NULL. */
 void llm_tape_free(llm_tape *tape);
+/* The tape's node count, to rewind to after a failure midway (0 for a
+   NULL tape). */
+size_t llm_tape_mark(const llm_tape *tape);
+
+/* Frees every node recorded since mark (the values they own, their index
+   arrays and adjoints) and returns the count to mark; the epoch and the
+   nodes below mark, adjoints included, are untouched, so handles below
+   mark stay valid and the next node recorded gets id mark. Never rewind
+   past a node whose handle was handed out: after new recordings that
+   handle would name another node.
+   Errors: LLM_ERR_ARGUMENT (tape is NULL), LLM_ERR_TAPE (not initialised,
+   released, or mark beyond the count). On failure the tape is unchanged. */
+llm_status llm_tape_rewind(llm_tape *tape, size_t mark, llm_error *err);
 /* Records value as a leaf and writes its handle to *out. The value is
    borrowed: keep it alive and unchanged until backward or reset. grad is
    the caller's accumulator (same shape, contiguous, +0.0 to start) into
