@@ -584,14 +584,27 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
     f.ps.items[f.lin.weight].value.data[0] = NAN;                /* the first leaf refuses */
     REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), LLM_ERR_NONFINITE, "tape.leaf");
     f.ps.items[f.lin.weight].value.data[0] = fix_w[0];
-    /* a NaN bias is refused by its leaf, after the product was recorded:
-       the output is untouched, the nodes before it stay unreachable */
+    /* a NaN bias is refused by its leaf, after the weight's leaf, the
+       reshape and the product were recorded: they are rewound */
     f.ps.items[f.lin.bias].value.data[1] = NAN;
-    assert_error(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), &err,
-                 LLM_ERR_NONFINITE, "tape.leaf");
-    ck_assert(marked(&y, sizeof y));
-    ck_assert_uint_gt(tape.count, nodes);
+    REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), LLM_ERR_NONFINITE,
+            "tape.leaf");
     f.ps.items[f.lin.bias].value.data[1] = fix_b[1];
+    /* finite weights and inputs whose product overflows: the product is
+       refused midway, and the tape is as it was */
+    {
+        llm_tensor big;
+        llm_var bigv;
+        ck_assert_int_eq(llm_tensor_from(&big, 2, (const size_t[]){1, 2},
+                                         (const double[]){1e200, 1e200}, 2, NULL), LLM_OK);
+        ck_assert_int_eq(llm_tape_constant(&tape, &big, &bigv, NULL), LLM_OK);
+        nodes = tape.count;
+        f.ps.items[f.lin.weight].value.data[0] = 1e200;
+        REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, bigv, &y, &err), LLM_ERR_NONFINITE,
+                "tape.matmul");
+        f.ps.items[f.lin.weight].value.data[0] = fix_w[0];
+        llm_tensor_free(&big);
+    }
     /* a released tape refuses when x is read, before anything is recorded */
     ck_assert_int_eq(llm_tape_init(&dead, 4, NULL), LLM_OK);
     {
@@ -604,8 +617,18 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
         ck_assert(marked(&y, sizeof y));
     }
 #undef REFUSED
-    /* and the layer still works on the same tape */
+    /* and the layer still works on the same tape: its first node takes the
+       first id after the refusals, which left nothing behind */
     ck_assert_int_eq(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, NULL), LLM_OK);
+    ck_assert_uint_eq(tape.nodes[nodes].op, LLM_OP_LEAF);
+    ck_assert_ptr_eq(tape.nodes[nodes].grad, &f.ps.items[f.lin.weight].grad);
+    {
+        const llm_tensor *yv;
+        double got[6];
+        ck_assert_int_eq(llm_tape_value(&tape, y, &yv, NULL), LLM_OK);
+        read_all(yv, got);
+        assert_values(got, want_y, 6);
+    }
     llm_tape_free(&dead);
     llm_tape_free(&tape);
     llm_tensor_free(&xw);

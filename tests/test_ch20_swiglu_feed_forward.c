@@ -641,8 +641,29 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
     bad.d_model = 0;
     ck_assert_int_eq(llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), LLM_ERR_SHAPE);
 
+    ck_assert_uint_eq(tape.count, 3);         /* the refusals above record nothing */
     ps.items[ffn.up].value.data[4] = NAN;     /* the tape refuses a non-finite leaf */
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, &y, &err), LLM_ERR_NONFINITE);
+    ck_assert_uint_eq(tape.count, 3);         /* the gate's leaf was rewound */
+    ps.items[ffn.up].value.data[4] = 0.0;
+    {
+        /* finite, but X W_u overflows after the leaves, the reshape and
+           X W_g were recorded: all of them are rewound */
+        static const double huge[4] = {1e200, 1e200, 1e200, 1e200};
+        llm_tensor xb;
+        llm_var xbv;
+        size_t k, nodes;
+        ck_assert_int_eq(llm_tensor_from(&xb, 2, shape, huge, 4, NULL), LLM_OK);
+        ck_assert_int_eq(llm_tape_constant(&tape, &xb, &xbv, NULL), LLM_OK);
+        nodes = tape.count;
+        for (k = 0; k < ps.items[ffn.up].value.size; k++)
+            ps.items[ffn.up].value.data[k] = 1e200;
+        ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xbv, &y, &err),
+                         LLM_ERR_NONFINITE);
+        ck_assert_str_eq(err.stage, "tape.matmul");
+        ck_assert_uint_eq(tape.count, nodes);
+        llm_tensor_free(&xb);
+    }
 
     ck_assert(memcmp(&y, &marker, sizeof y) == 0);
     ck_assert_uint_eq(ps.count, 3);

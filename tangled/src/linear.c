@@ -92,7 +92,7 @@ llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *t
                               llm_var x, llm_var *y, llm_error *err)
 {
     const llm_tensor *xv;
-    size_t wshape[2], rows[2], out_shape[LLM_MAX_RANK], rank, k;
+    size_t wshape[2], rows[2], out_shape[LLM_MAX_RANK], rank, k, mark;
     char buf[96];
     llm_var w, b, x2, prod, out;
     llm_status st;
@@ -124,6 +124,7 @@ llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *t
     rows[1] = lin->d_in;
     memcpy(out_shape, xv->shape, rank * sizeof *out_shape);
     out_shape[rank - 1] = lin->d_out;
+    mark = llm_tape_mark(tape);
     st = llm_param_leaf(tape, ps, lin->weight, &w, err);
     if (st == LLM_OK)
         st = llm_tape_reshape(tape, x, 2, rows, &x2, err);
@@ -136,8 +137,10 @@ llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *t
     }
     if (st == LLM_OK)
         st = llm_tape_reshape(tape, prod, rank, out_shape, &out, err);
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);        /* cannot fail: the tape was checked */
         return st;
+    }
     *y = out;
     return LLM_OK;
 }

@@ -74,7 +74,7 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
 {
     const llm_tensor *xv;
     llm_var leaf[3], rows, a, u, s, h, down, out;
-    size_t pos[3], rank, shape[LLM_MAX_RANK], flat[2], k;
+    size_t pos[3], rank, shape[LLM_MAX_RANK], flat[2], k, mark;
     llm_status st;
     if (ffn == NULL || ps == NULL || tape == NULL || y == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.forward",
@@ -104,6 +104,7 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
         shape[k] = xv->shape[k];
     flat[0] = xv->size / ffn->d_model;         /* N rows; d_model > 0 by the checks */
     flat[1] = ffn->d_model;
+    mark = llm_tape_mark(tape);
     for (k = 0; k < 3 && st == LLM_OK; k++)
         st = llm_param_leaf(tape, ps, pos[k], &leaf[k], err);         /* gate, up, down */
     if (st == LLM_OK)
@@ -120,8 +121,10 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
         st = llm_tape_matmul(tape, h, leaf[2], 0, 0, &down, err);      /* H W_2 */
     if (st == LLM_OK)
         st = llm_tape_reshape(tape, down, rank, shape, &out, err);     /* [..., D] */
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);        /* nothing of this call stays behind */
         return st;
+    }
     *y = out;
     return LLM_OK;
 }

@@ -145,7 +145,9 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
    Errors: LLM_ERR_ARGUMENT (null lin, ps, tape or y; a parameter position
    outside ps), LLM_ERR_SHAPE (the weight is not [d_in, d_out], the bias is
    not [d_out], or the last axis of x is not d_in), LLM_ERR_RANK (x is a
-   scalar), and those of the tape operations. On failure *y is not touched. */
+   scalar), and those of the tape operations. On failure *y is not touched
+   and the tape is as it was: the checks run before the first node, and a
+   failure midway rewinds the nodes already recorded (llm_tape_rewind). */
 llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *tape,
                               llm_var x, llm_var *y, llm_error *err);
 /* The bias-free SwiGLU feed-forward branch,
@@ -175,8 +177,8 @@ llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
    [D, F], [D, F], [F, D]; x's last axis is not D), LLM_ERR_RANK (x is a
    scalar), and those of the tape's operations (LLM_ERR_TAPE for a stale x
    or a released tape, LLM_ERR_NONFINITE for a weight that is not finite,
-   LLM_ERR_ALLOC). On failure *y is untouched; nodes recorded before the
-   failure stay on the tape until it is reset. */
+   LLM_ERR_ALLOC). On failure *y is untouched and the tape is as it was:
+   nodes recorded before a failure midway are rewound (llm_tape_rewind). */
 llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *tape,
                               llm_var x, llm_var *y, llm_error *err);
 /* y = x + fx on tape, for x and fx of exactly the same shape (any rank,
