@@ -449,6 +449,24 @@ START_TEST(forward_refusals_name_their_stage_and_record_nothing)
     ck_assert_str_eq(err.stage, "rmsnorm.forward");
     ck_assert_uint_eq(tape.count, nodes);
     ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
+    /* failures midway: a NaN gain is refused by its leaf after seven nodes,
+       a gain of 1.7e308 overflows in the last product after eight; both
+       are rewound */
+    f.ps.items[f.norm.gain].value.data[0] = NAN;
+    ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err),
+                     LLM_ERR_NONFINITE);
+    ck_assert_str_eq(err.stage, "tape.leaf");
+    ck_assert_uint_eq(tape.count, nodes);
+    ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
+    f.ps.items[f.norm.gain].value.data[0] = 1.7e308;
+    f.ps.items[f.norm.gain].value.data[1] = 1.7e308;
+    ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err),
+                     LLM_ERR_NONFINITE);
+    ck_assert_str_eq(err.stage, "tape.mul");
+    ck_assert_uint_eq(tape.count, nodes);
+    ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
+    f.ps.items[f.norm.gain].value.data[0] = 1.0;
+    f.ps.items[f.norm.gain].value.data[1] = 1.0;
     /* and an accepted call records nine nodes: x*x, mean, eps, +, sqrt, 1/, *, g, * */
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err), LLM_OK);
     ck_assert_uint_eq(tape.count, nodes + 9);

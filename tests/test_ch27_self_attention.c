@@ -583,11 +583,19 @@ START_TEST(test_attention_refusals)
     ck_assert(memcmp(&w, &w_kept, sizeof w) == 0 && memcmp(&o, &o_kept, sizeof o) == 0);
     ck_assert_uint_eq(tape.count, count);
 
-    /* scores that overflow are refused by the product that computes them */
+    /* scores that overflow are refused by the product that computes them,
+       after the scale's constant was recorded: it is rewound */
     ck_assert_int_eq(llm_tape_attention(&tape, huge, huge, a, &w, &o, &err),
                      LLM_ERR_NONFINITE);
     ck_assert_str_eq(err.stage, "tape.matmul");
     ck_assert(memcmp(&w, &w_kept, sizeof w) == 0 && memcmp(&o, &o_kept, sizeof o) == 0);
+    ck_assert_uint_eq(tape.count, count);
+    /* and the next attention starts at the freed id */
+    ck_assert_int_eq(llm_tape_attention(&tape, a, a, a, NULL, &o, NULL), LLM_OK);
+    ck_assert_uint_eq(tape.count, count + 5);
+    ck_assert_uint_eq(o.id, count + 4);
+    ck_assert_int_eq(tape.nodes[count].op, LLM_OP_CONST);
+    memset(&o, 0x5a, sizeof o);
 
     /* a handle of another tape */
     ck_assert_int_eq(llm_tape_init(&other, 4, NULL), LLM_OK);

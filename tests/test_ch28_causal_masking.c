@@ -485,6 +485,25 @@ START_TEST(test_attention_refusals)
     ck_assert(memcmp(&w, &wkept, sizeof w) == 0);
     ck_assert(memcmp(&y, &ykept, sizeof y) == 0);
     ck_assert_uint_eq(tape.count, count);
+    /* finite queries and keys whose scores overflow: refused midway, by the
+       product after the scale's constant, which is rewound */
+    {
+        static const double huge[4] = {1e200, 1e200, 1e200, 1e200};
+        llm_tensor th;
+        llm_var h;
+        ck_assert_int_eq(llm_tensor_from(&th, 2, s22, huge, 4, NULL), LLM_OK);
+        ck_assert_int_eq(llm_tape_leaf(&tape, &th, NULL, &h, NULL), LLM_OK);
+        count = tape.count;
+        ck_assert_int_eq(llm_tape_causal_attention(&tape, h, h, k2, &w, &y, &err),
+                         LLM_ERR_NONFINITE);
+        ck_assert_str_eq(err.stage, "tape.matmul");
+        ck_assert_uint_eq(tape.count, count);
+        ck_assert(memcmp(&w, &wkept, sizeof w) == 0);
+        ck_assert(memcmp(&y, &ykept, sizeof y) == 0);
+        llm_tape_reset(&tape, NULL);           /* the leaf borrows th */
+        llm_tensor_free(&th);
+    }
+    ck_assert_int_eq(llm_tape_leaf(&tape, &t32, NULL, &q, NULL), LLM_OK);
     /* weights may be NULL */
     ck_assert_int_eq(llm_tape_causal_attention(&tape, q, q, q, NULL, &y, &err), LLM_OK);
     llm_tape_free(&tape);

@@ -124,7 +124,8 @@ static llm_status attention_check(const llm_tape *tape, llm_var q, llm_var k, ll
 typedef llm_status (*normaliser)(llm_tape *, llm_var, llm_var *, llm_error *);
 
 /* scores = q k^T, scaled = scores * (1/sqrt(d)), weights = norm(scaled),
-   out = weights v; the checks are the caller's. */
+   out = weights v; the checks are the caller's. A failure midway rewinds
+   the tape to where it was. */
 static llm_status attend(llm_tape *tape, llm_var q, llm_var k, llm_var v, size_t d,
                          normaliser norm, llm_var *weights, llm_var *out,
                          llm_error *err)
@@ -132,6 +133,7 @@ static llm_status attend(llm_tape *tape, llm_var q, llm_var k, llm_var v, size_t
     llm_tensor c;
     llm_var scores, scale, scaled, w, o;
     double inv = 1.0 / sqrt((double)d);
+    size_t mark = llm_tape_mark(tape);
     llm_status st = llm_tensor_from(&c, 0, NULL, &inv, 1, err);
     if (st != LLM_OK)
         return st;
@@ -145,8 +147,10 @@ static llm_status attend(llm_tape *tape, llm_var q, llm_var k, llm_var v, size_t
         st = norm(tape, scaled, &w, err);
     if (st == LLM_OK)
         st = llm_tape_matmul(tape, w, v, 0, 0, &o, err);
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);    /* the caller checked the tape */
         return st;
+    }
     if (weights != NULL)
         *weights = w;
     *out = o;

@@ -100,7 +100,7 @@ llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape
     const llm_tensor *xv = NULL;
     llm_tensor eps;
     llm_var sq, ms, e, s, rho, inv, n, g, out;
-    size_t last;
+    size_t last, mark;
     llm_status st = rmsnorm_check(norm, ps, tape, x, y, &xv, err);
     if (st == LLM_OK)
         st = rmsnorm_rows(norm, xv, err);
@@ -110,6 +110,7 @@ llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape
         return st;
     eps.data[0] = norm->eps;
     last = xv->rank - 1;                      /* copied: xv dies at the next record */
+    mark = llm_tape_mark(tape);
     st = llm_tape_mul(tape, x, x, &sq, err);                       /* x^2      [..., D] */
     if (st == LLM_OK)
         st = llm_tape_mean(tape, sq, last, 1, &ms, err);           /* mean     [..., 1] */
@@ -128,8 +129,10 @@ llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape
     if (st == LLM_OK)
         st = llm_tape_mul(tape, n, g, &out, err);                  /* y        [..., D] */
     llm_tensor_free(&eps);
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);    /* the nodes before the failure go */
         return st;
+    }
     *y = out;
     return LLM_OK;
 }

@@ -58,8 +58,9 @@ llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *
    lengths; d = 0), LLM_ERR_EMPTY (Tk = 0): stage "attention", found before
    anything is recorded. Then those of the tape operations under their own
    stages (LLM_ERR_NONFINITE when finite scores overflow, LLM_ERR_OVERFLOW,
-   LLM_ERR_ALLOC); nodes recorded before such a failure stay on the tape,
-   unreachable. On failure *weights and *out are not touched. */
+   LLM_ERR_ALLOC); the nodes recorded before such a failure are rewound
+   (llm_tape_rewind). On failure the tape is as it was and *weights and
+   *out are not touched. */
 llm_status llm_tape_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                               llm_var *weights, llm_var *out, llm_error *err);
 /* Records the causal softmax of scores [..., Tq, Tk], Tk >= Tq: the Tq
@@ -79,9 +80,11 @@ llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
    v [..., Tk, dv], Tk >= Tq; the Tq queries are the last Tq of the Tk
    positions, and query i sees keys j <= i + Tk - Tq (Tq = Tk: j <= i).
    weights may be NULL. Every check is made before the first node is
-   recorded. Errors: those of llm_tape_attention, and LLM_ERR_SHAPE
-   (Tk < Tq). Stage "causal_attention". On failure *weights and *out are
-   not touched. */
+   recorded, and a tape operation that fails midway rewinds the nodes
+   recorded before it (llm_tape_rewind). Errors: those of
+   llm_tape_attention, and LLM_ERR_SHAPE (Tk < Tq). Stage
+   "causal_attention". On failure the tape is as it was and *weights and
+   *out are not touched. */
 llm_status llm_tape_causal_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                                      llm_var *weights, llm_var *out, llm_error *err);
 /* Which coordinates of a head of width d form rotated pair k: adjacent

@@ -218,8 +218,11 @@ llm_status llm_rmsnorm_init(llm_rmsnorm *norm, llm_params *ps, const char *prefi
    LLM_ERR_SHAPE (the gain is not [D]), LLM_ERR_TAPE (x stale or not on
    the tape), LLM_ERR_RANK (x is a scalar), LLM_ERR_SHAPE (x's last axis is
    not D), LLM_ERR_NONFINITE (a row whose mean square overflows, or is 0 while eps
-   is 0), then those of the tape operations (LLM_ERR_ALLOC, ...). The
-   checks record nothing; on failure *y is not touched. */
+   is 0), then those of the tape operations (LLM_ERR_NONFINITE for a gain
+   that is not finite or a product g x-hat that overflows, LLM_ERR_ALLOC).
+   The checks record nothing, and a failure midway rewinds what was
+   recorded (llm_tape_rewind): on failure the tape is as it was and *y is
+   not touched. */
 llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape *tape,
                                llm_var x, llm_var *y, llm_error *err);
 
