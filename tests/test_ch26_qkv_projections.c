@@ -567,10 +567,29 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_outputs_alone)
     ps.items[qkv.value.weight].value.data[4] = NAN;  /* the tape refuses the leaf */
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &v, &err),
                      LLM_ERR_NONFINITE);
+    ck_assert_uint_eq(tape.count, nodes);       /* the query and key were rewound */
+    ps.items[qkv.value.weight].value.data[4] = fix_wv[4];
+    {
+        /* finite weights whose product with x overflows, on the value only:
+           refused after the query and the key were recorded */
+        size_t j;
+        for (j = 0; j < ps.items[qkv.value.weight].value.size; j++)
+            ps.items[qkv.value.weight].value.data[j] = 1e308;
+        ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &v, &err),
+                         LLM_ERR_NONFINITE);
+        ck_assert_str_eq(err.stage, "tape.matmul");
+        ck_assert_uint_eq(tape.count, nodes);
+        memcpy(ps.items[qkv.value.weight].value.data, fix_wv, sizeof fix_wv);
+    }
 
     ck_assert(memcmp(&q, &marker, sizeof q) == 0);
     ck_assert(memcmp(&k, &marker, sizeof k) == 0);
     ck_assert(memcmp(&v, &marker, sizeof v) == 0);
+    /* the rewound leaves are not found again: the next call records the
+       query's weight afresh at the first free id */
+    ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &v, NULL), LLM_OK);
+    ck_assert_int_eq(tape.nodes[nodes].op, LLM_OP_LEAF);
+    ck_assert_ptr_eq(tape.nodes[nodes].grad, &ps.items[qkv.query.weight].grad);
     ck_assert_uint_eq(ps.count, 3);
     llm_tape_free(&tape);
     llm_tape_free(&other);

@@ -651,6 +651,41 @@ START_TEST(forward_refusals_come_before_the_first_node)
     /* exactly at the capacity is fine: positions 3, 4, 5 */
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, av, 3, &tr, &y, &err),
                      LLM_OK);
+    /* a failure at the very end: identity projections and rows of ones give
+       heads of ones, and an output matrix of 1e308 overflows their sum of 4
+       products; the whole recording of the call is rewound */
+    {
+        static const double ones[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+        double w[16];
+        llm_tensor o;
+        llm_var ov;
+        size_t j;
+        for (j = 0; j < 16; j++)
+            w[j] = 1e308;
+        set_weight(&l, l.mha.qkv.query.weight, eye4);
+        set_weight(&l, l.mha.qkv.key.weight, eye4);
+        set_weight(&l, l.mha.qkv.value.weight, eye4);
+        set_weight(&l, l.mha.output.weight, w);
+        ck_assert_int_eq(llm_tensor_from(&o, 3, s3, ones, 12, NULL), LLM_OK);
+        ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);   /* new weights, new leaves */
+        ck_assert_int_eq(llm_tape_constant(&tape, &a, &av, NULL), LLM_OK);
+        ck_assert_int_eq(llm_tape_constant(&tape, &o, &ov, NULL), LLM_OK);
+        count = tape.count;
+        y = y_kept;
+        tr = tr_kept;
+        ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, ov, 0, &tr, &y, &err),
+                         LLM_ERR_NONFINITE);
+        ck_assert_str_eq(err.stage, "tape.matmul");
+        ck_assert_uint_eq(tape.count, count);
+        ck_assert(memcmp(&y, &y_kept, sizeof y) == 0);
+        ck_assert(memcmp(&tr, &tr_kept, sizeof tr) == 0);
+        /* with a sane output matrix the same call works from the same count */
+        set_weight(&l, l.mha.output.weight, swap4);
+        ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, ov, 0, &tr, &y, &err),
+                         LLM_OK);
+        ck_assert_uint_gt(tape.count, count);
+        llm_tensor_free(&o);
+    }
     llm_tape_free(&tape);
     llm_tensor_free(&a);
     llm_tensor_free(&b);

@@ -122,7 +122,7 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
     const llm_tensor *t;
     llm_mha_trace r;
     llm_var q, k, v, out;
-    size_t n;
+    size_t n, mark;
     llm_status st;
     if (mha == NULL || ps == NULL || tape == NULL || rope == NULL || y == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "mha, ps, tape, rope and y are required");
@@ -160,6 +160,7 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
     if (t->rank != 2 || t->shape[0] != mha->d_model || t->shape[1] != mha->d_model)
         return llm_fail(err, LLM_ERR_SHAPE, stage, "the output weight is not [%zu, %zu]",
                         mha->d_model, mha->d_model);
+    mark = llm_tape_mark(tape);
     st = llm_qkv_forward(&mha->qkv, ps, tape, x, &q, &k, &v, err);
     if (st == LLM_OK)
         st = llm_mha_split_heads(tape, q, mha->n_heads, &r.q, err);
@@ -178,8 +179,10 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
         st = llm_mha_merge_heads(tape, r.heads, &r.concat, err);
     if (st == LLM_OK)
         st = llm_linear_forward(&mha->output, ps, tape, r.concat, &out, err);
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);    /* no handle of this call escaped */
         return st;
+    }
     if (trace != NULL)
         *trace = r;
     *y = out;

@@ -79,6 +79,7 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
 {
     const llm_tensor *xv;
     llm_var out[3];
+    size_t mark;
     llm_status st;
     if (qkv == NULL || ps == NULL || tape == NULL || q == NULL || k == NULL || v == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.forward",
@@ -103,13 +104,16 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
         return llm_fail(err, LLM_ERR_SHAPE, "qkv.forward",
                         "x has last axis %zu (rank %zu); the projections need %zu",
                         xv->shape[xv->rank - 1], xv->rank, qkv->d_model);
+    mark = llm_tape_mark(tape);
     st = llm_linear_forward(&qkv->query, ps, tape, x, &out[0], err);
     if (st == LLM_OK)
         st = llm_linear_forward(&qkv->key, ps, tape, x, &out[1], err);
     if (st == LLM_OK)
         st = llm_linear_forward(&qkv->value, ps, tape, x, &out[2], err);
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);    /* the query and key go too */
         return st;
+    }
     *q = out[0];
     *k = out[1];
     *v = out[2];

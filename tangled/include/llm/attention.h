@@ -32,8 +32,9 @@ llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
    that are one variable; a weight position outside ps), LLM_ERR_SHAPE (a
    weight that is not [d_model, d_k]; the last axis of x is not d_model),
    LLM_ERR_RANK (x is a scalar), and those of the tape (LLM_ERR_TAPE for a
-   stale x, LLM_ERR_ALLOC, LLM_ERR_NONFINITE). On failure *q, *k and *v
-   are not touched. */
+   stale x, LLM_ERR_ALLOC, LLM_ERR_NONFINITE). A failure midway rewinds the
+   projections already recorded (llm_tape_rewind): on failure the tape is
+   as it was and *q, *k and *v are not touched. */
 llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
                            llm_var x, llm_var *q, llm_var *k, llm_var *v,
                            llm_error *err);
@@ -195,9 +196,9 @@ llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_erro
    and LLM_ERR_SHAPE (a weight missing from ps or not [D, D]). All of these
    are found before the first node is recorded. Then those of the tape
    operations (LLM_ERR_ALLOC; LLM_ERR_NONFINITE when finite values
-   overflow), which can leave the nodes recorded so far on the tape,
-   unreachable from *y. Stage "mha.forward". On failure *y and *trace are
-   not touched. */
+   overflow), after which the nodes recorded so far are rewound
+   (llm_tape_rewind). Stage "mha.forward". On failure the tape is as it
+   was and *y and *trace are not touched. */
 llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
                            const llm_rope *rope, llm_var x, size_t offset,
                            llm_mha_trace *trace, llm_var *y, llm_error *err);
