@@ -547,6 +547,22 @@ START_TEST(test_forward_refusals_record_nothing)
                      LLM_ERR_NONFINITE);
     ck_assert(memcmp(&y, &y_kept, sizeof y) == 0);
     ck_assert(memcmp(&bt, &bt_kept, sizeof bt) == 0);
+    ck_assert_uint_eq(tape.count, nodes);
+    /* a failure midway: a NaN in the feed-forward's down matrix is refused
+       by its leaf, after the attention half was recorded; all of it is
+       rewound */
+    {
+        double *down = ps.items[blk.ffn.down].value.data;
+        double kept = down[1];
+        down[1] = NAN;
+        ck_assert_int_eq(llm_block_forward(&blk, &ps, &tape, &rope, v3, 0, &bt, &y, &err),
+                         LLM_ERR_NONFINITE);
+        ck_assert_str_eq(err.stage, "tape.leaf");
+        ck_assert_uint_eq(tape.count, nodes);
+        ck_assert(memcmp(&y, &y_kept, sizeof y) == 0);
+        ck_assert(memcmp(&bt, &bt_kept, sizeof bt) == 0);
+        down[1] = kept;
+    }
     /* three positions ending exactly at the capacity fit */
     ck_assert_int_eq(llm_block_forward(&blk, &ps, &tape, &rope, v3, 3, NULL, &y, &err),
                      LLM_OK);

@@ -479,6 +479,32 @@ static void refused(model *m, llm_params *ps, const size_t *ids, size_t batch, s
     ck_assert(memcmp(h, h_kept, sizeof h) == 0 && memcmp(&z, &z_kept, sizeof z) == 0);
 }
 
+/* A forward pass and a loss that fail midway, in the final norm, after the
+   embedding and every block were recorded: refused by the tape under stage,
+   with the tape's count, hidden, logits and loss unchanged. */
+static void fails_midway(model *m, const char *stage)
+{
+    llm_var h[4], h_kept[4], z, z_kept, l, l_kept;
+    llm_error err;
+    size_t count = m->tape.count;
+    memset(h, 0x3c, sizeof h);
+    memcpy(h_kept, h, sizeof h);
+    memset(&z, 0x2d, sizeof z);
+    z_kept = z;
+    memset(&l, 0x4b, sizeof l);
+    l_kept = l;
+    ck_assert_int_eq(llm_decoder_forward(&m->dec, &m->ps, &m->tape, fix_ids, 1, 3, 0, h, &z,
+                                         &err), LLM_ERR_NONFINITE);
+    ck_assert_str_eq(err.stage, stage);
+    ck_assert_uint_eq(m->tape.count, count);
+    ck_assert(memcmp(h, h_kept, sizeof h) == 0 && memcmp(&z, &z_kept, sizeof z) == 0);
+    ck_assert_int_eq(llm_decoder_loss(&m->dec, &m->ps, &m->tape, fix_ids, fix_targets, 1, 3,
+                                      &z, &l, &err), LLM_ERR_NONFINITE);
+    ck_assert_str_eq(err.stage, stage);
+    ck_assert_uint_eq(m->tape.count, count);
+    ck_assert(memcmp(&z, &z_kept, sizeof z) == 0 && memcmp(&l, &l_kept, sizeof l) == 0);
+}
+
 START_TEST(test_forward_refusals)
 {
     static const size_t five[5] = {0, 1, 2, 3, 4}, bad_id[3] = {0, 5, 2};
@@ -525,6 +551,19 @@ START_TEST(test_forward_refusals)
     memcpy(m.ps.items[19].name, "final_norm.gaim", 16);
     refused(&m, &m.ps, fix_ids, 1, 3, 0, LLM_ERR_NAME);
     memcpy(m.ps.items[19].name, "final_norm.gain", 16);
+    /* a NaN gain in the final norm is refused by its leaf; a gain of
+       1.7e308 overflows in its product with the normalised rows */
+    {
+        double *gain = m.ps.items[19].value.data, kept[4];
+        size_t j;
+        memcpy(kept, gain, sizeof kept);
+        gain[2] = NAN;
+        fails_midway(&m, "tape.leaf");
+        for (j = 0; j < 4; j++)
+            gain[j] = 1.7e308;
+        fails_midway(&m, "tape.mul");
+        memcpy(gain, kept, sizeof kept);
+    }
     /* and after all of that, the pass works */
     ck_assert_int_eq(llm_decoder_forward(&m.dec, &m.ps, &m.tape, fix_ids, 1, 3, 0, NULL, &z,
                                          NULL), LLM_OK);

@@ -99,12 +99,14 @@ llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tap
     const char *stage = "block.forward";
     llm_block_trace r;
     llm_var out;
+    size_t mark;
     llm_status st;
     if (blk == NULL || ps == NULL || tape == NULL || rope == NULL || y == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "blk, ps, tape, rope and y are required");
     if ((st = block_check_input(blk, tape, rope, x, offset, stage, err)) != LLM_OK)
         return st;
+    mark = llm_tape_mark(tape);
     st = llm_rmsnorm_forward(&blk->attention_norm, ps, tape, x, &r.attention_in, err);
     if (st == LLM_OK)
         st = llm_mha_forward(&blk->attention, ps, tape, rope, r.attention_in, offset,
@@ -117,8 +119,10 @@ llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tap
         st = llm_swiglu_forward(&blk->ffn, ps, tape, r.ffn_in, &r.ffn_out, err);
     if (st == LLM_OK)
         st = llm_residual_add(tape, r.mid, r.ffn_out, &out, err);
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);    /* the stages before the failure go */
         return st;
+    }
     if (trace != NULL)
         *trace = r;
     *y = out;

@@ -175,7 +175,7 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
     const char *stage = "decoder.forward";
     const size_t shape[2] = {batch, T};
     llm_var x, table, out, *h = NULL;
-    size_t l, L;
+    size_t l, L, mark;
     llm_status st;
     if (dec == NULL || ps == NULL || tape == NULL || logits == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
@@ -185,6 +185,7 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
     L = dec->config.n_layers;
     if (hidden != NULL && (h = malloc((L + 2) * sizeof *h)) == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, stage, "no room for %zu handles", L + 2);
+    mark = llm_tape_mark(tape);
     st = llm_embedding_forward(&dec->embedding, ps, tape, ids, 2, shape, &x, err);
     if (st == LLM_OK && h != NULL)
         h[0] = x;
@@ -205,8 +206,10 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
     if (st == LLM_OK && h != NULL)
         memcpy(hidden, h, (L + 2) * sizeof *h);
     free(h);
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);    /* every layer recorded so far goes */
         return st;
+    }
     *logits = out;
     return LLM_OK;
 }
@@ -216,7 +219,7 @@ llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *ta
 {
     const char *stage = "decoder.loss";
     llm_var z, l;
-    size_t i;
+    size_t i, mark;
     llm_status st;
     if (dec == NULL || ps == NULL || tape == NULL || loss == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "dec, ps, tape and loss are required");
@@ -229,11 +232,14 @@ llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *ta
             return llm_fail(err, LLM_ERR_TARGET, stage,
                             "target %zu at [%zu, %zu] is outside the vocabulary of %zu",
                             targets[i], i / T, i % T, dec->config.vocab);
+    mark = llm_tape_mark(tape);
     st = llm_decoder_forward(dec, ps, tape, ids, batch, T, 0, NULL, &z, err);
     if (st == LLM_OK)
         st = llm_tape_nll_mean(tape, z, targets, batch * T, &l, err);
-    if (st != LLM_OK)
+    if (st != LLM_OK) {
+        llm_tape_rewind(tape, mark, NULL);    /* the forward pass goes too */
         return st;
+    }
     if (logits != NULL)
         *logits = z;
     *loss = l;

@@ -48,8 +48,9 @@ llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, si
    D), LLM_ERR_INDEX (offset + T beyond the rope's capacity); then those of
    the norms (LLM_ERR_NONFINITE for an all-zero row with eps 0), the
    attention, the feed-forward and llm_residual_add. Stage "block.forward"
-   for the checks made here. On failure *y and *trace are not touched;
-   after a refused check the tape is as it was. */
+   for the checks made here. A stage that fails after others were recorded
+   rewinds them (llm_tape_rewind): on failure the tape is as it was and *y
+   and *trace are not touched. */
 llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tape,
                              const llm_rope *rope, llm_var x, size_t offset,
                              llm_block_trace *trace, llm_var *y, llm_error *err);
@@ -98,7 +99,9 @@ void llm_decoder_free(llm_decoder *dec);
    another number of tensors than the configuration, or one of another
    shape), LLM_ERR_NAME (a tensor of ps is not the one the configuration
    has at that position), LLM_ERR_ALLOC, and those of the layers. Stage
-   "decoder.forward". On failure *logits and hidden are not touched. */
+   "decoder.forward". A layer that fails after others were recorded
+   rewinds the whole pass (llm_tape_rewind): on failure the tape is as it
+   was and *logits and hidden are not touched. */
 llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
                                const size_t *ids, size_t batch, size_t T, size_t offset,
                                llm_var *hidden, llm_var *logits, llm_error *err);
@@ -109,7 +112,9 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
    Errors: the input errors of llm_decoder_forward, LLM_ERR_ARGUMENT
    (targets NULL), LLM_ERR_TARGET (a target >= V, named by its position),
    all found before any work, then those of the forward pass and the loss.
-   Stage "decoder.loss". On failure *loss and *logits are not touched. */
+   Stage "decoder.loss". A loss that fails after the forward pass rewinds
+   it: on failure the tape is as it was and *loss and *logits are not
+   touched. */
 llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
                             const size_t *ids, const size_t *targets, size_t batch,
                             size_t T, llm_var *logits, llm_var *loss, llm_error *err);
