@@ -59,7 +59,7 @@ llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
                                  llm_tape *tape, const size_t *ids, size_t rank,
                                  const size_t *shape, llm_var *x, llm_error *err)
 {
-    size_t stride[LLM_MAX_RANK], count, i;
+    size_t stride[LLM_MAX_RANK], count, i, mark;
     llm_param *p;
     llm_var table;
     llm_status st;
@@ -93,8 +93,12 @@ llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
             return llm_fail(err, LLM_ERR_INDEX, "embedding.forward",
                             "ID %zu at position %zu is outside the vocabulary of %zu "
                             "tokens", ids[i], i, emb->vocab);
+    mark = llm_tape_mark(tape);
     st = llm_param_leaf(tape, ps, emb->weight, &table, err);
     if (st != LLM_OK)
         return st;
-    return llm_tape_gather(tape, table, ids, rank, shape, x, err);
+    st = llm_tape_gather(tape, table, ids, rank, shape, x, err);
+    if (st != LLM_OK)
+        llm_tape_rewind(tape, mark, NULL);    /* a new leaf goes, a found one stays */
+    return st;
 }

@@ -62,7 +62,7 @@ llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_va
 {
     const char *stage = "mha.split";
     const llm_tensor *t;
-    size_t shape[4];
+    size_t shape[4], mark;
     llm_var r;
     llm_status st;
     if (tape == NULL || out == NULL)
@@ -79,11 +79,14 @@ llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_va
     shape[1] = t->shape[1];
     shape[2] = n_heads;
     shape[3] = t->shape[2] / n_heads;
+    mark = llm_tape_mark(tape);
     st = llm_tape_reshape(tape, x, 4, shape, &r, err);
     if (st == LLM_OK)
         st = llm_tape_transpose(tape, r, 1, 2, &r, err);
     if (st == LLM_OK)
         *out = r;
+    else
+        llm_tape_rewind(tape, mark, NULL);
     return st;
 }
 
@@ -91,7 +94,7 @@ llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_erro
 {
     const char *stage = "mha.merge";
     const llm_tensor *t;
-    size_t shape[3];
+    size_t shape[3], mark;
     llm_var r;
     llm_status st;
     if (tape == NULL || out == NULL)
@@ -107,11 +110,14 @@ llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_erro
     shape[0] = t->shape[0];
     shape[1] = t->shape[2];
     shape[2] = t->shape[1] * t->shape[3];
+    mark = llm_tape_mark(tape);
     st = llm_tape_transpose(tape, x, 1, 2, &r, err);
     if (st == LLM_OK)
         st = llm_tape_reshape(tape, r, 3, shape, &r, err);
     if (st == LLM_OK)
         *out = r;
+    else
+        llm_tape_rewind(tape, mark, NULL);
     return st;
 }
 llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,

@@ -114,8 +114,9 @@ llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *pr
    with elements), LLM_ERR_SHAPE (the parameter there is not [vocab,
    width]), LLM_ERR_RANK (rank >= LLM_MAX_RANK), LLM_ERR_OVERFLOW (too many
    IDs), LLM_ERR_INDEX (an ID >= vocab), then those of llm_param_leaf and
-   llm_tape_gather. A refused call records nothing; *x is written on
-   success only. */
+   llm_tape_gather. A refused call records nothing, and a gather that
+   fails rewinds the table's leaf if this call recorded it: on failure the
+   tape is as it was; *x is written on success only. */
 llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
                                  llm_tape *tape, const size_t *ids, size_t rank,
                                  const size_t *shape, llm_var *x, llm_error *err);
