@@ -264,7 +264,7 @@ llm_status llm_tape_backward(llm_tape *tape, llm_var v, const llm_tensor *seed,
 /* *value = v's value tensor; *adjoint = v's adjoint from the last pass that
    kept the graph (value->size doubles, row-major), or NULL when that pass
    did not reach v. Both point into the tape: valid until the next call
-   that records, runs backward, resets or frees.
+   that records, runs backward, rewinds past v, resets or frees.
    Errors: LLM_ERR_ARGUMENT (tape or the result pointer is NULL),
    LLM_ERR_TAPE (not initialised, released, v stale or not on the tape). */
 llm_status llm_tape_value(const llm_tape *tape, llm_var v, const llm_tensor **value,
