@@ -17,6 +17,20 @@
 # {lang=en} and {lang=ru}; the book filter keeps the edition's language.
 # In html mode a link to a chunk in another chapter names that chapter's page;
 # in pdf mode every link is a local anchor, since the PDF is one document.
+#
+# Scope of definitions. noweb indexes identifiers across the whole book; the
+# book narrows that as C does. A chunk belongs to the library when it is part
+# of a file under tangled/src/ or tangled/include/. A definition in a library
+# header, or in a library .c file of a name the headers declare (and not
+# `static`), is seen from everywhere; any other definition (a demo's or a
+# bench's, a library file's static function or file-local macro or type) only
+# from the chunks of its own file, or of its own chapter for a chunk that is
+# part of no file. A use links to the definitions it sees in its own chapter
+# if there are any, otherwise to those it sees elsewhere, and to nothing if it
+# sees none. The identifier index lists only the library's definitions and
+# the uses that link to them. autodefs.c reads `static TYPE name(` and
+# `typedef TYPE (*name)(` as definitions of TYPE: such a definition of a name
+# that is defined for real elsewhere is dropped.
 
 function basename_nw(path,    s) {
   s = path
@@ -96,12 +110,49 @@ NR == FNR {
     ncode[cur]++
     want_label = 1
     in_code1 = 1
+    label1 = ""
+    name1 = ""
+    code1 = ""
   } else if ($1 == "@end" && $2 == "code") {
     in_code1 = 0
+  } else if (in_code1 && $1 == "@text") {
+    code1 = code1 substr($0, 7)
+  } else if (in_code1 && $1 == "@nl") {
+    # `static TYPE name(`, `static const char *const name[] =`: name is static
+    if (match(code1, /(^|[^A-Za-z0-9_])static[ \t]/)) {
+      code1 = substr(code1, RSTART + RLENGTH)
+      if (match(code1, /[A-Za-z_][A-Za-z0-9_]*[ \t]*[][(=;,]/)) {
+        code1 = substr(code1, RSTART, RLENGTH)
+        sub(/[ \t]*[][(=;,]$/, "", code1)
+        static_decl[code1, label1] = 1
+      }
+    } else if (match(code1, /^[ \t]*typedef[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\([ \t]*\*/)) {
+      code1 = substr(code1, RSTART, RLENGTH)
+      sub(/^[ \t]*typedef[ \t]+/, "", code1)
+      sub(/[ \t]*\([ \t]*\*$/, "", code1)
+      type_word[code1, label1] = 1
+    }
+    code1 = ""
   } else if ($1 == "@xref" && $2 == "label" && want_label) {
     label_ch[$3] = cur
     label_num[$3] = chnum[cur] letters(ncode[cur])
+    label1 = $3
     want_label = 0
+  } else if (in_code1 && $1 == "@defn") {
+    name1 = substr($0, 7)
+    label_name[label1] = name1
+  } else if (in_code1 && $1 == "@use") {
+    nedges++
+    edge_child[nedges] = substr($0, 6)
+    edge_parent[nedges] = name1
+  } else if (in_code1 && $1 == "@index" && $2 == "defn") {
+    real_def[$3, label1] = 1
+    real_def_any[$3] = 1
+    mention[$3, label1] = 1
+  } else if (in_code1 && $1 == "@index" && $2 == "use") {
+    mention[$3, label1] = 1
+  } else if (in_code1 && $1 == "@index" && $2 == "localdefn") {
+    static_def[$3, label1] = 1
   } else if (!in_code1 && $1 == "@text") {
     line1 = line1 substr($0, 7)
   } else if (!in_code1 && $1 == "@nl") {
@@ -113,6 +164,90 @@ NR == FNR {
   }
   next
 }
+
+# ---------------------------------------------------------------- scopes --
+# Called once, between the passes: which chunks are the library's, and which
+# definitions autodefs.c made up.
+function find_scopes(    l, e, r, changed, k, p) {
+  # reach[name, root]: the chunk named name is part of the file root
+  for (l in label_name)
+    if (label_name[l] ~ /^tangled\//) {
+      if (!(label_name[l] in is_root)) root[++nroot] = label_name[l]
+      is_root[label_name[l]] = 1
+      reach[label_name[l], label_name[l]] = 1
+    }
+  do {
+    changed = 0
+    for (e = 1; e <= nedges; e++)
+      for (r = 1; r <= nroot; r++)
+        if (((edge_parent[e], root[r]) in reach) && !((edge_child[e], root[r]) in reach)) {
+          reach[edge_child[e], root[r]] = 1
+          changed = 1
+        }
+  } while (changed)
+  for (l in label_name)
+    for (r = 1; r <= nroot; r++)
+      if ((label_name[l], root[r]) in reach) has_root[l] = 1
+  for (l in label_name)
+    for (r = 1; r <= nroot; r++)
+      if (root[r] ~ /^tangled\/(src|include)\// && ((label_name[l], root[r]) in reach)) {
+        lib_label[l] = 1
+        if (root[r] ~ /^tangled\/include\//) header_label[l] = 1
+      }
+  # the names the headers declare
+  for (k in mention) {
+    split(k, p, SUBSEP)
+    if (p[2] in header_label) header_name[p[1]] = 1
+  }
+  for (k in static_def) {
+    split(k, p, SUBSEP)
+    if (!(k in real_def) && (p[1] in real_def_any)) false_def[k] = 1
+  }
+  for (k in type_word) {
+    split(k, p, SUBSEP)
+    for (l in label_name)
+      if (l != p[2] && ((p[1], l) in real_def)) { false_def[k] = 1; break }
+  }
+}
+
+# Whether the chunks labelled a and b are parts of one file.
+function same_file(a, b,    r) {
+  for (r = 1; r <= nroot; r++)
+    if (((label_name[a], root[r]) in reach) && ((label_name[b], root[r]) in reach))
+      return 1
+  return 0
+}
+
+# Whether a use of id in the current chunk sees the definition in chunk l.
+function visible(id, l) {
+  if ((id, l) in false_def) return 0
+  if (l in header_label) return 1
+  if ((l in lib_label) && !((id, l) in static_decl) && (id in header_name)) return 1
+  if ((l in has_root) && (c_label in has_root)) return same_file(l, c_label)
+  return label_ch[l] == cur
+}
+
+# The definitions a use of id in the current chunk links to, among the
+# candidates cand[1..ncand]: the visible ones of this chapter, else all the
+# visible ones. Sets resolved_lib when one of them is the library's.
+function resolve(id,    i, l, s, sl, lib_s, lib_sl) {
+  s = ""; sl = ""; lib_s = 0; lib_sl = 0
+  for (i = 1; i <= ncand; i++) {
+    l = cand[i]
+    if (!visible(id, l)) continue
+    if (label_ch[l] == cur) {
+      s = s (s == "" ? "" : ", ") ref(l)
+      if (l in lib_label) lib_s = 1
+    } else {
+      sl = sl (sl == "" ? "" : ", ") ref(l)
+      if (l in lib_label) lib_sl = 1
+    }
+  }
+  resolved_lib = (s != "") ? lib_s : lib_sl
+  return (s != "") ? s : sl
+}
+
+FNR == 1 { find_scopes() }
 
 # ---------------------------------------------------------------- pass 2 --
 function open_chapter(name,    i, prev, next_) {
@@ -221,7 +356,7 @@ function flush_code(    i, foot, sep) {
     in_code = 1
     c_label = ""; c_name = ""; c_prev = ""; c_next = ""; c_file = ""
     c_usedin = ""; c_defs = ""; c_uses = ""; c_nlines = 0; c_cur = ""
-    pending_ref = ""; ids_pending = ""; in_xuses = 0
+    pending_ref = ""; ids_pending = ""; in_xuses = 0; ncand = 0
     next
   }
   if ($1 == "@end" && $2 == "code") {
@@ -260,17 +395,21 @@ function flush_code(    i, foot, sep) {
       header_nl = 0
       c_cur = ""
     } else if ($1 == "@index") {
-      if ($2 == "isused") ids_pending = ids_pending (ids_pending == "" ? "" : ", ") ref($3)
-      else if ($2 == "isdefined") ids_pending = ref($3)
-      else if ($2 == "defitem") {
-        if (!($3 in c_name_of_c))
+      if ($2 == "isdefined") {
+        for (i = 1; i <= ncand && cand[i] != $3; i++) ;
+        if (i > ncand) cand[++ncand] = $3
+      } else if ($2 == "defitem") {
+        if (!($3 in c_name_of_c) && !(($3, c_label) in false_def))
           c_defs = c_defs (c_defs == "" ? "" : ", ") "`" $3 "`"
-        ids_pending = ""
       } else if ($2 == "useitem") {
-        if (!($3 in c_name_of_c))
-          c_uses = c_uses (c_uses == "" ? "" : ", ") "`" $3 "` " ids_pending
-        ids_pending = ""
-      } else if ($2 == "begindefs" || $2 == "beginuses") ids_pending = ""
+        if (!($3 in c_name_of_c)) {
+          ids_pending = resolve($3)
+          if (ids_pending != "")
+            c_uses = c_uses (c_uses == "" ? "" : ", ") "`" $3 "` " ids_pending
+          if (resolved_lib) lib_use[$3, c_label] = 1
+        }
+        ncand = 0
+      } else if ($2 == "begindefs" || $2 == "beginuses") ncand = 0
     }
     next
   }
@@ -309,6 +448,8 @@ function flush_code(    i, foot, sep) {
     chunk_refs[k] = chunk_refs[k] (chunk_refs[k] == "" ? "" : ", ") ref($3)
     next
   }
+  # the index lists the library's identifiers: their definitions in the
+  # library and the uses that link to them
   if ($1 == "@index" && $2 == "entrybegin") {
     if ($4 in c_name_of_c) { j = 0; next }
     j = ++nids
@@ -318,12 +459,12 @@ function flush_code(    i, foot, sep) {
     next
   }
   if ($1 == "@index" && $2 == "entrydefn") {
-    if (j == 0) next
+    if (j == 0 || !($3 in lib_label) || ((id_name[j], $3) in false_def)) next
     id_defs[j] = id_defs[j] (id_defs[j] == "" ? "" : ", ") "**" ref($3) "**"
     next
   }
   if ($1 == "@index" && $2 == "entryuse") {
-    if (j == 0) next
+    if (j == 0 || !((id_name[j], $3) in lib_use)) next
     id_uses[j] = id_uses[j] (id_uses[j] == "" ? "" : ", ") ref($3)
     next
   }
@@ -343,22 +484,27 @@ END {
   if (lang == "ru") {
     print "# Указатель идентификаторов и фрагментов {#identifiers .unnumbered}" > f
     print "" > f
-    print "Все идентификаторы C, которые определяют главы: фрагмент с определением" > f
-    print "(жирным) и фрагменты, где идентификатор используется; затем все" > f
-    print "именованные фрагменты." > f
+    print "Все идентификаторы C, которые определяет библиотека (`tangled/src`," > f
+    print "`tangled/include`): фрагмент с определением (жирным) и фрагменты, где" > f
+    print "идентификатор используется; затем все именованные фрагменты. Имена," > f
+    print "которые демонстрация главы определяет для себя, указаны только в" > f
+    print "подписях фрагментов своей главы." > f
     print "" > f
     print "## Идентификаторы {#identifier-list .unnumbered}" > f
   } else {
     print "# Index of identifiers and chunks {#identifiers .unnumbered}" > f
     print "" > f
-    print "Every C identifier the chapters define, with the chunk that defines it" > f
-    print "(in bold) and the chunks that use it; then every named chunk." > f
+    print "Every C identifier the library defines (`tangled/src`, `tangled/include`)," > f
+    print "with the chunk that defines it (in bold) and the chunks that use it; then" > f
+    print "every named chunk. The names a chapter's demo defines for itself are listed" > f
+    print "only in the footers of its own chapter's chunks." > f
     print "" > f
     print "## Identifiers {#identifier-list .unnumbered}" > f
   }
   print "" > f
   for (j = 1; j <= nids; j++)
-    print "- `" id_name[j] "`: " id_defs[j] (id_uses[j] == "" ? "" : "; " id_uses[j]) > f
+    if (id_defs[j] != "")
+      print "- `" id_name[j] "`: " id_defs[j] (id_uses[j] == "" ? "" : "; " id_uses[j]) > f
   print "" > f
   print "" > f
   if (lang == "ru") print "## Фрагменты {#chunk-list .unnumbered}" > f
