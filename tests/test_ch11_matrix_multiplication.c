@@ -506,6 +506,55 @@ START_TEST(operands_are_not_modified)
 }
 END_TEST
 
+/* The blocked kernel (4 x 4 blocks, border blocks for the last rows and
+   columns) and the copy of a strided op(B) against the textbook loops, bit
+   for bit: every size from 0 to 9 on each side of a block, both flags,
+   batch broadcast of either operand and strided views. */
+START_TEST(blocked_and_packed_paths_match_the_textbook_bit_for_bit)
+{
+    static const size_t sizes[] = {0, 1, 3, 4, 5, 7, 8, 9};
+    const size_t ns = sizeof sizes / sizeof sizes[0];
+    size_t im, ik, in, f;
+    for (im = 0; im < ns; im++)
+        for (ik = 0; ik < ns; ik++)
+            for (in = 0; in < ns; in++)
+                for (f = 0; f < 4; f++) {
+                    const size_t m = sizes[im], kk = sizes[ik], n = sizes[in];
+                    const int ta = (int)(f & 1), tb = (int)(f >> 1);
+                    const size_t sa3[3] = {3, ta ? kk : m, ta ? m : kk};
+                    const size_t sb2[2] = {tb ? n : kk, tb ? kk : n};
+                    const size_t sa2[2] = {ta ? kk : m, ta ? m : kk};
+                    const size_t sb3[3] = {2, tb ? n : kk, tb ? kk : n};
+                    const size_t w1[3] = {3, m, n}, w2[3] = {2, m, n}, w0[2] = {m, n};
+                    llm_tensor a3 = make(3, sa3, 1 + f), b2 = make(2, sb2, 2 + f);
+                    llm_tensor a2 = make(2, sa2, 3 + f), b3 = make(3, sb3, 4 + f);
+                    check_batched(&a2, &b2, ta, tb, 2, w0);
+                    check_batched(&a3, &b2, ta, tb, 3, w1);   /* B broadcast */
+                    check_batched(&a2, &b3, ta, tb, 3, w2);   /* A broadcast */
+                    llm_tensor_free(&a3);
+                    llm_tensor_free(&b2);
+                    llm_tensor_free(&a2);
+                    llm_tensor_free(&b3);
+                }
+}
+END_TEST
+
+/* Model-sized products, with op(B) as a transposed view of a slice (an
+   offset, a row step wider than the row) and as a flag on it. */
+START_TEST(large_strided_views_match_the_textbook_bit_for_bit)
+{
+    static const size_t sx[3] = {5, 33, 64}, sw3[2] = {79, 70};
+    llm_tensor x = make(3, sx, 11), w = make(2, sw3, 12), ws, wt;
+    const size_t want_flag[3] = {5, 33, 79}, want_view[3] = {5, 33, 79};
+    ck_assert_int_eq(llm_tensor_slice(&ws, &w, 1, 3, 67, NULL), LLM_OK);  /* [79, 64] */
+    check_batched(&x, &ws, 0, 1, 3, want_flag);                          /* x ws^T */
+    ck_assert_int_eq(llm_tensor_transpose(&wt, &ws, 0, 1, NULL), LLM_OK);   /* [64, 79] */
+    check_batched(&x, &wt, 0, 0, 3, want_view);
+    llm_tensor_free(&x);
+    llm_tensor_free(&w);
+}
+END_TEST
+
 Suite *ch11_matrix_multiplication_suite(void)
 {
     Suite *s = suite_create("ch11 matrix multiplication");
@@ -524,6 +573,8 @@ Suite *ch11_matrix_multiplication_suite(void)
     tcase_add_test(tc, inner_error_is_reported_before_batch_error);
     tcase_add_test(tc, huge_outputs_are_refused);
     tcase_add_test(tc, operands_are_not_modified);
+    tcase_add_test(tc, blocked_and_packed_paths_match_the_textbook_bit_for_bit);
+    tcase_add_test(tc, large_strided_views_match_the_textbook_bit_for_bit);
     suite_add_tcase(s, tc);
     return s;
 }
