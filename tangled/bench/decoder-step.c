@@ -1,0 +1,110 @@
+/* decoder-step -- times training steps of chapter 41's decoder: V = 79,
+   D = 64, 2 blocks of 2 heads, F = 128, contexts of 32 tokens in batches of
+   16. Prints milliseconds per step for the forward pass with the loss, the
+   backward pass and the AdamW step (medians over the timed steps), nodes
+   and bytes per step. Not part of make check: the numbers depend on the
+   machine. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "llm/model.h"
+#include "llm/train.h"
+
+enum { BATCH = 16, CONTEXT = 32, WARM = 3, TIMED = 15, PHASES = 3 };
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static int by_value(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+/* the nodes on the tape and the bytes they hold: the node array, each
+   owned value and, during the backward pass, each adjoint */
+static size_t tape_bytes(const llm_tape *tape)
+{
+    size_t i, bytes = tape->count * sizeof(llm_node);
+    for (i = 0; i < tape->count; i++) {
+        const llm_node *n = &tape->nodes[i];
+        bytes += (n->value.owns ? n->value.size * sizeof(double) : 0)
+               + (n->needs_grad ? n->value.size * sizeof(double) : 0);
+    }
+    return bytes;
+}
+int main(void)
+{
+    static const llm_decoder_config cfg = {79, 64, 2, 128, 2, CONTEXT, 10000.0, 1e-6};
+    static const llm_adamw_config acfg = {0.9, 0.999, 1e-8, 0.01};
+    static size_t ids[BATCH * CONTEXT], targets[BATCH * CONTEXT];
+    static double ms[PHASES][TIMED];
+    static const char *const names[PHASES] = {"forward", "backward", "adamw"};
+    llm_params ps;
+    llm_rng rng;
+    llm_decoder dec;
+    llm_tape tape;
+    llm_adamw opt;
+    llm_error err;
+    llm_status st;
+    size_t i, s, p, nodes = 0, bytes = 0, numbers = 0;
+    double total = 0.0;
+
+    for (i = 0; i < BATCH * CONTEXT; i++) {      /* a fixed pseudo-text */
+        ids[i] = i * 7 % cfg.vocab;
+        targets[i] = (i * 7 + 1) % cfg.vocab;
+    }
+    llm_rng_seed(&rng, 41);
+    st = llm_params_init(&ps, &err);
+    if (st == LLM_OK) st = llm_decoder_init(&dec, &ps, &cfg, &rng, &err);
+    if (st == LLM_OK) st = llm_tape_init(&tape, 1024, &err);
+    if (st == LLM_OK) st = llm_adamw_init(&opt, &ps, &acfg, &err);
+    for (s = 0; st == LLM_OK && s < WARM + TIMED; s++) {
+        llm_var loss;
+        double t[PHASES + 1];
+        t[0] = now();
+        st = llm_params_zero_grad(&ps, &err);
+        if (st == LLM_OK)
+            st = llm_decoder_loss(&dec, &ps, &tape, ids, targets, BATCH, CONTEXT, NULL,
+                                  &loss, &err);
+        t[1] = now();
+        if (st == LLM_OK) {
+            nodes = tape.count;
+            bytes = tape_bytes(&tape);
+            st = llm_tape_backward(&tape, loss, NULL, 0, &err);
+        }
+        if (st == LLM_OK)
+            st = llm_tape_reset(&tape, &err);
+        t[2] = now();
+        if (st == LLM_OK)
+            st = llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 1e-3, &err);
+        t[3] = now();
+        for (p = 0; s >= WARM && p < PHASES; p++)
+            ms[p][s - WARM] = 1e3 * (t[p + 1] - t[p]);
+    }
+    if (st != LLM_OK) {
+        fprintf(stderr, "decoder-step: %s: %s\n", err.stage, err.message);
+        return 1;
+    }
+    for (p = 0; p < ps.count; p++)
+        numbers += ps.items[p].value.size;
+    printf("decoder V=%zu D=%zu L=%zu H=%zu F=%zu batch=%d context=%d parameters=%zu\n",
+           cfg.vocab, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff, BATCH, CONTEXT,
+           numbers);
+    for (p = 0; p < PHASES; p++) {
+        qsort(ms[p], TIMED, sizeof ms[p][0], by_value);
+        total += ms[p][TIMED / 2];
+        printf("%-8s %8.2f ms/step (median of %d)\n", names[p], ms[p][TIMED / 2], TIMED);
+    }
+    printf("step     %8.2f ms (sum of the medians)\n", total);
+    printf("nodes/step=%zu bytes/step=%zu\n", nodes, bytes);
+    llm_adamw_free(&opt);
+    llm_tape_free(&tape);
+    llm_decoder_free(&dec);
+    llm_params_free(&ps);
+    return 0;
+}
