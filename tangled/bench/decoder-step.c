@@ -4,9 +4,10 @@
    backward pass and the AdamW step (medians over the timed steps), nodes
    and bytes per step. Not part of make check: the numbers depend on the
    machine. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "llm/model.h"
@@ -19,6 +20,13 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+/* page faults so far: each is a page the process touches for the first
+   time since it was given back to the system */
+static double faults(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_minflt : 0.0;
 }
 static int by_value(const void *x, const void *y)
 {
@@ -42,7 +50,7 @@ int main(void)
     static const llm_decoder_config cfg = {79, 64, 2, 128, 2, CONTEXT, 10000.0, 1e-6};
     static const llm_adamw_config acfg = {0.9, 0.999, 1e-8, 0.01};
     static size_t ids[BATCH * CONTEXT], targets[BATCH * CONTEXT];
-    static double ms[PHASES][TIMED];
+    static double ms[PHASES][TIMED], pf[PHASES][TIMED];
     static const char *const names[PHASES] = {"forward", "backward", "adamw"};
     llm_params ps;
     llm_rng rng;
@@ -65,13 +73,15 @@ int main(void)
     if (st == LLM_OK) st = llm_adamw_init(&opt, &ps, &acfg, &err);
     for (s = 0; st == LLM_OK && s < WARM + TIMED; s++) {
         llm_var loss;
-        double t[PHASES + 1];
+        double t[PHASES + 1], f[PHASES + 1];
         t[0] = now();
+        f[0] = faults();
         st = llm_params_zero_grad(&ps, &err);
         if (st == LLM_OK)
             st = llm_decoder_loss(&dec, &ps, &tape, ids, targets, BATCH, CONTEXT, NULL,
                                   &loss, &err);
         t[1] = now();
+        f[1] = faults();
         if (st == LLM_OK) {
             nodes = tape.count;
             bytes = tape_bytes(&tape);
@@ -80,11 +90,15 @@ int main(void)
         if (st == LLM_OK)
             st = llm_tape_reset(&tape, &err);
         t[2] = now();
+        f[2] = faults();
         if (st == LLM_OK)
             st = llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 1e-3, &err);
         t[3] = now();
-        for (p = 0; s >= WARM && p < PHASES; p++)
+        f[3] = faults();
+        for (p = 0; s >= WARM && p < PHASES; p++) {
             ms[p][s - WARM] = 1e3 * (t[p + 1] - t[p]);
+            pf[p][s - WARM] = f[p + 1] - f[p];
+        }
     }
     if (st != LLM_OK) {
         fprintf(stderr, "decoder-step: %s: %s\n", err.stage, err.message);
@@ -97,8 +111,10 @@ int main(void)
            numbers);
     for (p = 0; p < PHASES; p++) {
         qsort(ms[p], TIMED, sizeof ms[p][0], by_value);
+        qsort(pf[p], TIMED, sizeof pf[p][0], by_value);
         total += ms[p][TIMED / 2];
-        printf("%-8s %8.2f ms/step (median of %d)\n", names[p], ms[p][TIMED / 2], TIMED);
+        printf("%-8s %8.2f ms/step %7.0f page faults/step (medians of %d)\n", names[p],
+               ms[p][TIMED / 2], pf[p][TIMED / 2], TIMED);
     }
     printf("step     %8.2f ms (sum of the medians)\n", total);
     printf("nodes/step=%zu bytes/step=%zu\n", nodes, bytes);

@@ -60,13 +60,17 @@ static size_t offset_of(size_t base, size_t r, const size_t *index, const size_t
         base += index[k] * stride[k];
     return base;
 }
-static double apply_binary(llm_binary_op op, double x, double y)
+/* out[j] = x[j * sx] op y[j * sy] for j < n: one row of the walk, with
+   the operation chosen once for the whole row */
+static void binary_row(llm_binary_op op, double *out, const double *x, size_t sx,
+                       const double *y, size_t sy, size_t n)
 {
+    size_t j;
     switch (op) {
-    case LLM_ADD: return x + y;
-    case LLM_SUB: return x - y;
-    case LLM_MUL: return x * y;
-    default:      return x / y;          /* LLM_DIV: op was checked */
+    case LLM_ADD: for (j = 0; j < n; j++) out[j] = x[j * sx] + y[j * sy]; break;
+    case LLM_SUB: for (j = 0; j < n; j++) out[j] = x[j * sx] - y[j * sy]; break;
+    case LLM_MUL: for (j = 0; j < n; j++) out[j] = x[j * sx] * y[j * sy]; break;
+    default:      for (j = 0; j < n; j++) out[j] = x[j * sx] / y[j * sy]; /* LLM_DIV */
     }
 }
 
@@ -74,7 +78,7 @@ llm_status llm_tensor_binary(llm_tensor *out, llm_binary_op op, const llm_tensor
                              const llm_tensor *b, llm_error *err)
 {
     size_t r, shape[LLM_MAX_RANK], sa[LLM_MAX_RANK], sb[LLM_MAX_RANK];
-    size_t idx[LLM_MAX_RANK] = {0}, i;
+    size_t idx[LLM_MAX_RANK] = {0}, i = 0, n;
     llm_tensor t;
     llm_status st;
     if (out == NULL)
@@ -89,18 +93,21 @@ llm_status llm_tensor_binary(llm_tensor *out, llm_binary_op op, const llm_tensor
         return st;
     broadcast_strides(a, r, sa);
     broadcast_strides(b, r, sb);
-    for (i = 0; i < t.size; i++) {
-        t.data[i] = apply_binary(op, a->data[offset_of(a->offset, r, idx, sa)],
-                                 b->data[offset_of(b->offset, r, idx, sb)]);
-        llm_index_next(r, shape, idx);
-    }
+    n = r > 0 ? shape[r - 1] : 1;             /* a row: the last axis */
+    if (t.size > 0)
+        do {                                  /* idx walks the axes before it */
+            binary_row(op, t.data + i, a->data + offset_of(a->offset, r, idx, sa),
+                       r > 0 ? sa[r - 1] : 0, b->data + offset_of(b->offset, r, idx, sb),
+                       r > 0 ? sb[r - 1] : 0, n);
+            i += n;
+        } while (llm_index_next(r > 0 ? r - 1 : 0, shape, idx));
     *out = t;
     return LLM_OK;
 }
 llm_status llm_tensor_map(llm_tensor *out, const llm_tensor *a, double (*fn)(double),
                           llm_error *err)
 {
-    size_t idx[LLM_MAX_RANK] = {0}, i;
+    size_t idx[LLM_MAX_RANK] = {0}, i = 0, j, n, step;
     llm_tensor t;
     llm_status st;
     if (out == NULL || fn == NULL)
@@ -109,10 +116,15 @@ llm_status llm_tensor_map(llm_tensor *out, const llm_tensor *a, double (*fn)(dou
     if ((st = check_input(a, "a", "tensor.map", err)) != LLM_OK ||
         (st = llm_tensor_zeros(&t, a->rank, a->shape, err)) != LLM_OK)
         return st;
-    for (i = 0; i < t.size; i++) {
-        t.data[i] = fn(a->data[offset_of(a->offset, a->rank, idx, a->stride)]);
-        llm_index_next(a->rank, a->shape, idx);
-    }
+    n = a->rank > 0 ? a->shape[a->rank - 1] : 1;        /* rows, as above */
+    step = a->rank > 0 ? a->stride[a->rank - 1] : 0;
+    if (t.size > 0)
+        do {
+            const double *x = a->data + offset_of(a->offset, a->rank, idx, a->stride);
+            for (j = 0; j < n; j++)
+                t.data[i + j] = fn(x[j * step]);
+            i += n;
+        } while (llm_index_next(a->rank > 0 ? a->rank - 1 : 0, a->shape, idx));
     *out = t;
     return LLM_OK;
 }
