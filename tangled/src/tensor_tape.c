@@ -539,6 +539,30 @@ static void walk_next(walk *w)
         w->index[k] = 0;
     }
 }
+
+/* Past the rest of the current row (the last axis) to the start of the
+   next; a walk of rank 0 has one row of one element. The loops below walk
+   a row at a time: n = walk_row(w) elements, position j moving by
+   walk_step(w, j) along the row. */
+static void walk_next_row(walk *w)
+{
+    const size_t r = w->rank;
+    size_t j;
+    if (r == 0)
+        return;
+    for (j = 0; j < WALK_POSITIONS; j++)
+        w->pos[j] += (w->shape[r - 1] - 1 - w->index[r - 1]) * w->stride[j][r - 1];
+    w->index[r - 1] = w->shape[r - 1] - 1;
+    walk_next(w);
+}
+static size_t walk_row(const walk *w)
+{
+    return w->rank > 0 ? w->shape[w->rank - 1] : 1;
+}
+static size_t walk_step(const walk *w, size_t j)
+{
+    return w->rank > 0 ? w->stride[j][w->rank - 1] : 0;
+}
 /* t's own strides aligned to the last axes of a rank-r walk: 0 along the
    axes t lacks or has with extent 1. */
 static void read_strides(const llm_tensor *t, size_t r, size_t *stride)
@@ -564,7 +588,7 @@ static void vjp_add(const llm_tape *tape, const llm_node *c, size_t k,
 {
     const llm_tensor *p = &tape->nodes[c->arg[k]].value;
     const int negate = c->op == LLM_OP_SUB && k == 1;
-    size_t i;
+    size_t i, j, n, s;
     walk w;
     if (same_shape(p, &c->value)) {            /* nothing broadcast: a flat loop */
         for (i = 0; i < c->value.size; i++)
@@ -573,8 +597,11 @@ static void vjp_add(const llm_tape *tape, const llm_node *c, size_t k,
     }
     walk_start(&w, c->value.rank, c->value.shape);
     dense_strides(p, c->value.rank, w.stride[0]);
-    for (i = 0; i < c->value.size; i++, walk_next(&w))
-        pbar[w.pos[0]] += negate ? -cbar[i] : cbar[i];
+    n = walk_row(&w);
+    s = walk_step(&w, 0);
+    for (i = 0; i < c->value.size; i += n, walk_next_row(&w))
+        for (j = 0; j < n; j++)
+            pbar[w.pos[0] + j * s] += negate ? -cbar[i + j] : cbar[i + j];
 }
 
 /* mul: a_bar += unbroadcast(c_bar * b), b_bar += unbroadcast(c_bar * a) */
@@ -583,7 +610,7 @@ static void vjp_mul(const llm_tape *tape, const llm_node *c, size_t k,
 {
     const llm_tensor *p = &tape->nodes[c->arg[k]].value;
     const llm_tensor *q = &tape->nodes[c->arg[1 - k]].value;   /* the other factor */
-    size_t i;
+    size_t i, j, n, s, t;
     walk w;
     if (same_shape(p, &c->value) && same_shape(q, &c->value) &&
         llm_tensor_is_contiguous(q)) {
@@ -596,8 +623,12 @@ static void vjp_mul(const llm_tape *tape, const llm_node *c, size_t k,
     dense_strides(p, c->value.rank, w.stride[0]);
     read_strides(q, c->value.rank, w.stride[1]);
     w.pos[1] = q->offset;
-    for (i = 0; i < c->value.size; i++, walk_next(&w))
-        pbar[w.pos[0]] += cbar[i] * q->data[w.pos[1]];
+    n = walk_row(&w);
+    s = walk_step(&w, 0);
+    t = walk_step(&w, 1);
+    for (i = 0; i < c->value.size; i += n, walk_next_row(&w))
+        for (j = 0; j < n; j++)
+            pbar[w.pos[0] + j * s] += cbar[i + j] * q->data[w.pos[1] + j * t];
 }
 /* reshape: a_bar += c_bar, element for element in row-major order */
 static void vjp_reshape(const llm_node *c, const double *cbar, double *pbar)
@@ -612,15 +643,18 @@ static void vjp_transpose(const llm_tape *tape, const llm_node *c, const double 
                           double *pbar)
 {
     const llm_tensor *p = &tape->nodes[c->arg[0]].value;
-    size_t i, s;
+    size_t i, j, n, s;
     walk w;
     walk_start(&w, c->value.rank, c->value.shape);
     dense_strides(p, p->rank, w.stride[0]);
     s = w.stride[0][c->axis];
     w.stride[0][c->axis] = w.stride[0][c->axis2];
     w.stride[0][c->axis2] = s;
-    for (i = 0; i < c->value.size; i++, walk_next(&w))
-        pbar[w.pos[0]] += cbar[i];
+    n = walk_row(&w);
+    s = walk_step(&w, 0);
+    for (i = 0; i < c->value.size; i += n, walk_next_row(&w))
+        for (j = 0; j < n; j++)
+            pbar[w.pos[0] + j * s] += cbar[i + j];
 }
 
 /* sum and mean over axis: a_bar += c_bar (/ n) repeated along the axis */
@@ -629,7 +663,7 @@ static void vjp_reduce(const llm_tape *tape, const llm_node *c, const double *cb
 {
     const llm_tensor *p = &tape->nodes[c->arg[0]].value;
     const double n = (double)p->shape[c->axis];
-    size_t cs[LLM_MAX_RANK], i, k, j = 0;
+    size_t cs[LLM_MAX_RANK], i, k, j = 0, m, s;
     walk w;
     walk_start(&w, p->rank, p->shape);
     dense_strides(&c->value, c->value.rank, cs);
@@ -641,8 +675,12 @@ static void vjp_reduce(const llm_tape *tape, const llm_node *c, const double *cb
             w.stride[0][k] = cs[j++];
         }
     }
-    for (i = 0; i < p->size; i++, walk_next(&w))
-        pbar[i] += c->op == LLM_OP_MEAN ? cbar[w.pos[0]] / n : cbar[w.pos[0]];
+    m = walk_row(&w);
+    s = walk_step(&w, 0);
+    for (i = 0; i < p->size; i += m, walk_next_row(&w))
+        for (j = 0; j < m; j++)
+            pbar[i + j] += c->op == LLM_OP_MEAN ? cbar[w.pos[0] + j * s] / n
+                                                : cbar[w.pos[0] + j * s];
 }
 
 /* sum_all: every element of a_bar gets the scalar c_bar */
