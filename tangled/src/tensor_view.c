@@ -160,7 +160,7 @@ llm_status llm_tensor_copy(llm_tensor *out, const llm_tensor *t, llm_error *err)
 {
     llm_tensor c;
     size_t idx[LLM_MAX_RANK] = {0};
-    size_t i, k, o;
+    size_t i = 0, j, k, o, n, step;
     llm_status st;
     if (out == NULL || t == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.copy",
@@ -177,13 +177,17 @@ llm_status llm_tensor_copy(llm_tensor *out, const llm_tensor *t, llm_error *err)
     if (t->rank > 0)
         memcpy(c.shape, t->shape, t->rank * sizeof t->shape[0]);
     c.owns = 1;
-    for (i = 0; i < c.size; i++) {       /* idx is the i-th index, row-major */
-        o = t->offset;
-        for (k = 0; k < t->rank; k++)
-            o += idx[k] * t->stride[k];
-        c.data[i] = t->data[o];
-        llm_index_next(t->rank, t->shape, idx);
-    }
+    n = t->rank > 0 ? t->shape[t->rank - 1] : 1;       /* a row: the last axis */
+    step = t->rank > 0 ? t->stride[t->rank - 1] : 0;
+    if (c.size > 0)
+        do {                             /* idx: the row's first index */
+            o = t->offset;
+            for (k = 0; k < t->rank; k++)
+                o += idx[k] * t->stride[k];
+            for (j = 0; j < n; j++)
+                c.data[i + j] = t->data[o + j * step];
+            i += n;
+        } while (llm_index_next(t->rank > 0 ? t->rank - 1 : 0, t->shape, idx));
     *out = c;
     return LLM_OK;
 }
