@@ -9,17 +9,9 @@
 static llm_status block_check_config(size_t d_model, size_t n_heads, size_t d_ff, double eps,
                                      const char *stage, llm_error *err)
 {
-    if (d_model == 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage, "the model width d_model is 0");
-    if (n_heads == 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage, "a block needs at least one head");
-    if (d_model % n_heads != 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage, "%zu heads do not divide d_model %zu",
-                        n_heads, d_model);
-    if ((d_model / n_heads) % 2 != 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage,
-                        "head width %zu = %zu / %zu is odd: RoPE turns pairs",
-                        d_model / n_heads, d_model, n_heads);
+    llm_status st = llm_mha_check_heads(d_model, n_heads, stage, err);
+    if (st != LLM_OK)
+        return st;
     if (d_ff == 0)
         return llm_fail(err, LLM_ERR_CONFIG, stage, "the feed-forward width d_ff is 0");
     if (!isfinite(eps) || eps < 0)

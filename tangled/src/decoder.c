@@ -11,18 +11,15 @@
 static llm_status config_check(const llm_decoder_config *c, const char *stage,
                                llm_error *err)
 {
+    llm_status st;
     if (c->vocab == 0 || c->d_model == 0 || c->n_heads == 0 || c->d_ff == 0 ||
         c->context == 0)
         return llm_fail(err, LLM_ERR_CONFIG, stage,
                         "vocab %zu, d_model %zu, n_heads %zu, d_ff %zu and context %zu "
                         "must all be positive", c->vocab, c->d_model, c->n_heads, c->d_ff,
                         c->context);
-    if (c->d_model % c->n_heads != 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage, "%zu heads do not divide d_model %zu",
-                        c->n_heads, c->d_model);
-    if ((c->d_model / c->n_heads) % 2 != 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage,
-                        "head width %zu is odd: RoPE turns pairs", c->d_model / c->n_heads);
+    if ((st = llm_mha_check_heads(c->d_model, c->n_heads, stage, err)) != LLM_OK)
+        return st;
     if (!isfinite(c->rope_base) || c->rope_base <= 0)
         return llm_fail(err, LLM_ERR_CONFIG, stage,
                         "the RoPE base must be finite and positive");

@@ -15,6 +15,22 @@ static llm_status tape_operand(const llm_tape *tape, llm_var x, const char *what
         return llm_fail(err, st, stage, "%s: %s", what, inner.message);
     return LLM_OK;
 }
+llm_status llm_mha_check_heads(size_t d_model, size_t n_heads, const char *stage,
+                               llm_error *err)
+{
+    if (d_model == 0 || n_heads == 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "d_model %zu and n_heads %zu must both be positive", d_model,
+                        n_heads);
+    if (d_model % n_heads != 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "%zu heads do not divide d_model %zu", n_heads, d_model);
+    if ((d_model / n_heads) % 2 != 0)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "head width %zu = %zu / %zu is odd: RoPE turns pairs",
+                        d_model / n_heads, d_model, n_heads);
+    return LLM_OK;
+}
 llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t d_model,
                         size_t n_heads, llm_rng *rng, llm_error *err)
 {
@@ -27,17 +43,8 @@ llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t
     if (mha == NULL || ps == NULL || prefix == NULL || rng == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "mha, ps, prefix and rng are required");
-    if (d_model == 0 || n_heads == 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage,
-                        "d_model %zu and n_heads %zu must both be positive", d_model,
-                        n_heads);
-    if (d_model % n_heads != 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage,
-                        "%zu heads do not divide d_model %zu", n_heads, d_model);
-    if ((d_model / n_heads) % 2 != 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage,
-                        "head width %zu = %zu / %zu is odd: RoPE turns pairs",
-                        d_model / n_heads, d_model, n_heads);
+    if ((st = llm_mha_check_heads(d_model, n_heads, stage, err)) != LLM_OK)
+        return st;
     if (snprintf(name, sizeof name, "%s.output", prefix) >= (int)sizeof name)
         return llm_fail(err, LLM_ERR_NAME, stage, "the prefix '%.40s...' is too long",
                         prefix);

@@ -204,5 +204,11 @@ llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_erro
 llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
                            const llm_rope *rope, llm_var x, size_t offset,
                            llm_mha_trace *trace, llm_var *y, llm_error *err);
+/* LLM_OK when d_model splits into n_heads heads of one even width: both
+   positive, n_heads dividing d_model, an even quotient. Else
+   LLM_ERR_CONFIG under stage, which the caller names: llm_mha_init, and
+   the block and decoder of chapters 31 and 32, check their heads here. */
+llm_status llm_mha_check_heads(size_t d_model, size_t n_heads, const char *stage,
+                               llm_error *err);
 
 #endif
