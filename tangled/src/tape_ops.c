@@ -57,25 +57,6 @@ static llm_status record_node(llm_tape *tape, llm_node node, llm_var *out, const
         }
     return llm_tape_append(tape, node, out, stage, err);
 }
-/* *out = op(X) op(Y), like llm_matmul, but a transposed Y is first copied
-   into a contiguous Y^T, so that the product's inner loop runs along
-   contiguous rows. Same bits as llm_matmul(out, x, y, tx, ty). */
-static llm_status product(llm_tensor *out, const llm_tensor *x, int tx,
-                          const llm_tensor *y, int ty, llm_error *err)
-{
-    llm_tensor view, yt;
-    llm_status st;
-    if (!ty)
-        return llm_matmul(out, x, y, tx, 0, err);
-    st = llm_tensor_transpose(&view, y, y->rank - 2, y->rank - 1, err);
-    if (st == LLM_OK)
-        st = llm_tensor_copy(&yt, &view, err);
-    if (st != LLM_OK)
-        return st;
-    st = llm_matmul(out, x, &yt, tx, 0, err);
-    llm_tensor_free(&yt);
-    return st;
-}
 /* adj (row-major, t's shape) += g, where g (contiguous) has an output's batch
    axes followed by t's last two extents: each of g's matrices is added into
    the matrix of t it was computed from, in row-major batch order. */
@@ -137,9 +118,9 @@ static llm_status vjp_matmul(const llm_tape *tape, const llm_node *c, size_t k,
     dc.offset = 0;
     dc.owns = 0;
     if (k == 0)                         /* dA = dC op(B)^T, or its transpose */
-        st = ta ? product(&g, b, tb, &dc, 1, &why) : product(&g, &dc, 0, b, !tb, &why);
+        st = ta ? llm_matmul(&g, b, &dc, tb, 1, &why) : llm_matmul(&g, &dc, b, 0, !tb, &why);
     else                                /* dB = op(A)^T dC, or its transpose */
-        st = tb ? product(&g, &dc, 1, a, ta, &why) : product(&g, a, !ta, &dc, 0, &why);
+        st = tb ? llm_matmul(&g, &dc, a, 1, ta, &why) : llm_matmul(&g, a, &dc, !ta, 0, &why);
     if (st != LLM_OK)
         return llm_fail(err, st, "tape.backward", "the gradient of operand %zu of "
                         "matmul: %s", k, why.message);
