@@ -375,6 +375,45 @@ START_TEST(an_unexpected_status_fails_the_demo)
 }
 END_TEST
 
+/* The null-pointer rule of llm/error.h and llm_tensor_check. */
+START_TEST(null_and_malformed_arguments_are_refused)
+{
+    const size_t shape[2] = {2, 3}, idx[2] = {0, 0};
+    llm_tensor t, bad;
+    llm_error err;
+    size_t stride[2], o = 7;
+    ck_assert_int_eq(llm_tensor_from(NULL, 2, shape, fixture, 6, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "tensor.from");
+    ck_assert_int_eq(llm_row_major(2, shape, stride, NULL, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "tensor.shape");
+    ck_assert_int_eq(llm_index_next(2, NULL, NULL), 0);
+    ck_assert_int_eq(llm_fail(&err, LLM_ERR_INDEX, NULL, NULL), LLM_ERR_INDEX);
+    ck_assert_str_eq(err.stage, "");
+    ck_assert_str_eq(err.message, "");
+    ck_assert_int_eq(llm_tensor_check(NULL, "x", "here", &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.message, "tensor x is missing");
+    ck_assert_int_eq(llm_tensor_from(&t, 2, shape, fixture, 6, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tensor_check(&t, "t", "here", &err), LLM_OK);
+    bad = t;
+    bad.data = NULL;
+    ck_assert_int_eq(llm_tensor_check(&bad, "t", "here", &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "here");
+    /* a rank the struct cannot hold, with an index of the same rank: the
+       loop over the axes would read past shape[] */
+    bad = t;
+    bad.rank = 1000;
+    ck_assert_int_eq(llm_tensor_check(&bad, "t", "here", &err), LLM_ERR_ARGUMENT);
+    {
+        size_t deep[1000] = {0};
+        ck_assert_int_eq(llm_tensor_offset(&bad, 1000, deep, &o, &err), LLM_ERR_ARGUMENT);
+        ck_assert_str_eq(err.stage, "tensor.offset");
+        ck_assert_uint_eq(o, 7);
+    }
+    ck_assert_int_eq(llm_tensor_offset(&t, 2, idx, &o, NULL), LLM_OK);
+    llm_tensor_free(&t);
+}
+END_TEST
+
 Suite *ch08_tensor_storage_suite(void)
 {
     Suite *s = suite_create("ch08 tensor storage");
@@ -398,6 +437,7 @@ Suite *ch08_tensor_storage_suite(void)
     tcase_add_test(tc, trace_lines_are_tab_separated);
     tcase_add_test(tc, refusal_rows_carry_the_chosen_cells);
     tcase_add_test(tc, an_unexpected_status_fails_the_demo);
+    tcase_add_test(tc, null_and_malformed_arguments_are_refused);
     suite_add_tcase(s, tc);
     return s;
 }

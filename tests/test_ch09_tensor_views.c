@@ -419,12 +419,13 @@ START_TEST(copy_errors_leave_the_output_untouched)
     huge.size = huge.shape[0];
     ck_assert_int_eq(llm_tensor_copy(&out, &huge, &err), LLM_ERR_ALLOC);
     ck_assert_str_eq(err.stage, "tensor.copy");
-    /* a malformed tensor: its shape is refused by llm_row_major */
+    /* a malformed tensor: its rank is refused by llm_tensor_check, its
+       shape by llm_row_major */
     memset(&deep, 0, sizeof deep);
     deep.data = &one;
     deep.rank = LLM_MAX_RANK + 1;
-    ck_assert_int_eq(llm_tensor_copy(&out, &deep, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "tensor.shape");
+    ck_assert_int_eq(llm_tensor_copy(&out, &deep, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "tensor.copy");
     deep.rank = 2;
     deep.shape[0] = SIZE_MAX / 2 + 1;
     deep.shape[1] = 2;
@@ -517,6 +518,37 @@ START_TEST(empty_views)
 }
 END_TEST
 
+/* A tensor whose rank field exceeds LLM_MAX_RANK is refused by name by
+   every view, before any axis is read; the view is not touched. */
+START_TEST(views_refuse_a_rank_the_struct_cannot_hold)
+{
+    double one = 1.0;
+    size_t perm[LLM_MAX_RANK + 2] = {0}, shape[1] = {1};
+    llm_tensor bad, view, keep;
+    llm_error err;
+    memset(&bad, 0, sizeof bad);
+    bad.data = &one;
+    bad.rank = LLM_MAX_RANK + 2;
+    bad.size = 1;
+    memset(&view, 0x5a, sizeof view);
+    keep = view;
+    ck_assert_int_eq(llm_tensor_transpose(&view, &bad, 0, LLM_MAX_RANK + 1, &err),
+                     LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "tensor.transpose");
+    ck_assert_int_eq(llm_tensor_slice(&view, &bad, LLM_MAX_RANK + 1, 0, 0, &err),
+                     LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "tensor.slice");
+    ck_assert_int_eq(llm_tensor_permute(&view, &bad, LLM_MAX_RANK + 2, perm, &err),
+                     LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "tensor.permute");
+    ck_assert_int_eq(llm_tensor_reshape(&view, &bad, 1, shape, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "tensor.reshape");
+    ck_assert_int_eq(memcmp(&view, &keep, sizeof view), 0);
+    ck_assert_int_eq(llm_tensor_is_contiguous(&bad), 0);
+    ck_assert_int_eq(llm_tensor_is_contiguous(NULL), 0);
+}
+END_TEST
+
 Suite *ch09_tensor_views_suite(void)
 {
     Suite *s = suite_create("ch09 tensor views");
@@ -535,6 +567,7 @@ Suite *ch09_tensor_views_suite(void)
     tcase_add_test(tc, copy_errors_leave_the_output_untouched);
     tcase_add_test(tc, scalar_views);
     tcase_add_test(tc, empty_views);
+    tcase_add_test(tc, views_refuse_a_rank_the_struct_cannot_hold);
     suite_add_tcase(s, tc);
     return s;
 }

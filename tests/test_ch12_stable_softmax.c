@@ -527,6 +527,28 @@ START_TEST(refused_scan_releases_the_output)
 }
 END_TEST
 
+START_TEST(a_rank_the_struct_cannot_hold_is_refused)
+{
+    double one = 1.0, loss = 7.0;
+    const size_t targets[1] = {0};
+    llm_tensor bad, out;
+    llm_error err;
+    memset(&bad, 0, sizeof bad);
+    bad.data = &one;
+    bad.rank = LLM_MAX_RANK + 1;
+    bad.size = 1;
+    mark(&out);
+    ck_assert_int_eq(llm_softmax(&out, &bad, 0, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "softmax");
+    ck_assert_int_eq(llm_log_softmax(&out, &bad, 0, &err), LLM_ERR_ARGUMENT);
+    ck_assert_int_eq(llm_logsumexp(&out, &bad, 0, &err), LLM_ERR_ARGUMENT);
+    ck_assert(marked(&out));
+    ck_assert_int_eq(llm_nll_mean(&loss, &bad, targets, 1, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "nll_mean");
+    ck_assert(loss == 7.0);
+}
+END_TEST
+
 Suite *ch12_stable_softmax_suite(void)
 {
     Suite *s = suite_create("ch12 stable softmax");
@@ -550,6 +572,7 @@ Suite *ch12_stable_softmax_suite(void)
     tcase_add_loop_test(tc, normalisers_report_an_output_that_cannot_be_allocated, 0, 3);
     tcase_add_test(tc, nll_mean_refuses_every_bad_input);
     tcase_add_test(tc, refused_scan_releases_the_output);
+    tcase_add_test(tc, a_rank_the_struct_cannot_hold_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

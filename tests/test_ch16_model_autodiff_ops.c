@@ -773,6 +773,35 @@ START_TEST(operation_names)
 }
 END_TEST
 
+/* rank + table rank - 1 must not wrap: an ID rank near SIZE_MAX is refused
+   with LLM_ERR_RANK before the shape is built, and nothing is recorded. */
+START_TEST(gather_refuses_a_huge_id_rank_without_wrapping)
+{
+    static const size_t ids[1] = {0}, one[LLM_MAX_RANK] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const size_t ranks[4] = {SIZE_MAX, SIZE_MAX - 1, LLM_MAX_RANK, (size_t)1 << 62};
+    llm_tape tape;
+    llm_tensor e = make(2, s32, fix_e), ge = zeros(2, s32);
+    llm_var ve, x = {0, 0}, keep;
+    llm_error err;
+    size_t count, i;
+    ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &e, &ge, &ve, NULL), LLM_OK);
+    count = tape.count;
+    keep = x;
+    for (i = 0; i < 4; i++) {
+        REFUSED(llm_tape_gather(&tape, ve, ids, ranks[i], one, &x, &err), LLM_ERR_RANK,
+                "tape.gather");
+        ck_assert_uint_eq(tape.count, count);
+        ck_assert(memcmp(&x, &keep, sizeof x) == 0);
+    }
+    /* the largest rank that fits is still accepted */
+    ck_assert_int_eq(llm_tape_gather(&tape, ve, ids, LLM_MAX_RANK - 1, one, &x, NULL),
+                     LLM_OK);
+    llm_tape_free(&tape);
+    llm_tensor_free(&e); llm_tensor_free(&ge);
+}
+END_TEST
+
 Suite *ch16_model_autodiff_ops_suite(void)
 {
     Suite *s = suite_create("ch16 model autodiff ops");
@@ -799,6 +828,7 @@ Suite *ch16_model_autodiff_ops_suite(void)
     tcase_add_test(tc, strided_operands_are_read_through_their_strides);
     tcase_add_test(tc, results_that_overflow_and_released_recordings_are_refused);
     tcase_add_test(tc, operation_names);
+    tcase_add_test(tc, gather_refuses_a_huge_id_rank_without_wrapping);
     suite_add_tcase(s, tc);
     return s;
 }

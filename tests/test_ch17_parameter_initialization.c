@@ -564,6 +564,15 @@ START_TEST(zero_first_layer_gives_equal_gradient_columns)
 }
 END_TEST
 
+/* The null rule of llm/error.h for the generator's three void-ish calls. */
+START_TEST(the_generator_ignores_a_null_state)
+{
+    llm_rng_seed(NULL, 42);
+    ck_assert(llm_rng_next_u64(NULL) == 0);
+    ck_assert(llm_rng_unit(NULL) == 0.0);
+}
+END_TEST
+
 Suite *ch17_parameter_initialization_suite(void)
 {
     Suite *s = suite_create("ch17 parameter initialization");
@@ -586,6 +595,7 @@ Suite *ch17_parameter_initialization_suite(void)
     tcase_add_test(tc, refused_additions_change_nothing);
     tcase_add_test(tc, a_failed_component_leaves_generator_and_list_unchanged);
     tcase_add_test(tc, zero_first_layer_gives_equal_gradient_columns);
+    tcase_add_test(tc, the_generator_ignores_a_null_state);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -375,6 +375,27 @@ START_TEST(test_tape_refusals)
 }
 END_TEST
 
+START_TEST(test_a_rank_the_struct_cannot_hold)
+{
+    double one = 1.0;
+    const size_t pos[1] = {0};
+    llm_tensor bad, out, keep;
+    llm_error err;
+    llm_rope r;
+    make_rope(&r, LLM_ROPE_ADJACENT);
+    memset(&bad, 0, sizeof bad);
+    bad.data = &one;
+    bad.rank = LLM_MAX_RANK + 3;
+    bad.size = 1;
+    memset(&out, 0x5a, sizeof out);
+    keep = out;
+    ck_assert_int_eq(llm_rope_apply(&r, &bad, pos, 1, &out, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "rope.apply");
+    ck_assert(memcmp(&out, &keep, sizeof out) == 0);
+    llm_rope_free(&r);
+}
+END_TEST
+
 Suite *ch29_rope_suite(void)
 {
     Suite *s = suite_create("ch29 rope");
@@ -391,6 +412,7 @@ Suite *ch29_rope_suite(void)
     tcase_add_test(tc, test_tape_adjacent);
     tcase_add_test(tc, test_tape_half);
     tcase_add_test(tc, test_tape_refusals);
+    tcase_add_test(tc, test_a_rank_the_struct_cannot_hold);
     suite_add_tcase(s, tc);
     return s;
 }

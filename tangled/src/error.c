@@ -30,10 +30,13 @@ llm_status llm_fail(llm_error *err, llm_status code, const char *stage,
     if (err != NULL) {
         va_list ap;
         err->code = code;
-        snprintf(err->stage, sizeof err->stage, "%s", stage);
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof err->message, fmt, ap);
-        va_end(ap);
+        snprintf(err->stage, sizeof err->stage, "%s", stage != NULL ? stage : "");
+        err->message[0] = '\0';
+        if (fmt != NULL) {
+            va_start(ap, fmt);
+            vsnprintf(err->message, sizeof err->message, fmt, ap);
+            va_end(ap);
+        }
     }
     return code;
 }

@@ -8,12 +8,15 @@
 
 void llm_rng_seed(llm_rng *rng, uint64_t seed)
 {
-    rng->state = seed;
+    if (rng != NULL)
+        rng->state = seed;
 }
 
 uint64_t llm_rng_next_u64(llm_rng *rng)
 {
     uint64_t z;
+    if (rng == NULL)
+        return 0;
     rng->state += UINT64_C(0x9e3779b97f4a7c15);
     z = rng->state;
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
@@ -23,6 +26,8 @@ uint64_t llm_rng_next_u64(llm_rng *rng)
 
 double llm_rng_unit(llm_rng *rng)
 {
+    if (rng == NULL)
+        return 0.0;
     return (double)(llm_rng_next_u64(rng) >> 11) * 0x1.0p-53;
 }
 llm_status llm_xavier_uniform(llm_tensor *out, size_t fan_in, size_t fan_out,

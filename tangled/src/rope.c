@@ -109,6 +109,8 @@ static llm_status rope_check_shape(const llm_rope *rope, const llm_tensor *x,
                                    const char *stage, llm_error *err)
 {
     char buf[96];
+    if (llm_tensor_check(x, "x", stage, err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (x->rank < 2)
         return llm_fail(err, LLM_ERR_RANK, stage,
                         "x has rank %zu; rotary positions need x [..., T, %zu]", x->rank,

@@ -41,6 +41,8 @@ static llm_status check_axis(const char *stage, const llm_tensor *x, size_t axis
 {
     if (x == NULL || x->data == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no logits tensor");
+    if (llm_tensor_check(x, "logits", stage, err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (x->rank == 0)
         return llm_fail(err, LLM_ERR_AXIS, stage,
                         "a scalar has no axis %zu to normalise along", axis);
@@ -153,6 +155,8 @@ llm_status llm_nll_mean(double *loss, const llm_tensor *logits,
     if (loss == NULL || logits == NULL || logits->data == NULL || targets == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "nll_mean",
                         "loss, logits and targets are required");
+    if (llm_tensor_check(logits, "logits", "nll_mean", err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (logits->rank == 0)
         return llm_fail(err, LLM_ERR_AXIS, "nll_mean", "a scalar has no class axis");
     last = logits->rank - 1;

@@ -170,10 +170,10 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "IDs of rank %zu need a shape", rank);
     if (t->rank == 0)
         return llm_fail(err, LLM_ERR_RANK, stage, "a scalar table has no rows to look up");
-    if (rank + t->rank - 1 > LLM_MAX_RANK)
+    if (rank > LLM_MAX_RANK - (t->rank - 1))    /* rank + t->rank - 1, unwrapped */
         return llm_fail(err, LLM_ERR_RANK, stage,
-                        "IDs of rank %zu from a table of rank %zu make rank %zu, above %d",
-                        rank, t->rank, rank + t->rank - 1, LLM_MAX_RANK);
+                        "IDs of rank %zu from a table of rank %zu make more than %d axes",
+                        rank, t->rank, LLM_MAX_RANK);
     for (k = 0; k < rank; k++)
         oshape[k] = shape[k];
     for (k = 1; k < t->rank; k++)

@@ -4,19 +4,6 @@
 
 #include "llm/tensor.h"
 
-static llm_status check_input(const llm_tensor *t, const char *name,
-                              const char *stage, llm_error *err)
-{
-    if (t == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "tensor %s is missing", name);
-    if (t->data == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "tensor %s has no buffer", name);
-    if (t->rank > LLM_MAX_RANK)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
-                        "tensor %s has rank %zu, more than %d", name, t->rank,
-                        LLM_MAX_RANK);
-    return LLM_OK;
-}
 static size_t extent_along(const llm_tensor *t, size_t r, size_t k)
 {
     size_t lead = r - t->rank;           /* the axes t does not have */
@@ -30,8 +17,8 @@ llm_status llm_broadcast_shape(const llm_tensor *a, const llm_tensor *b, size_t 
     if (rank == NULL || shape == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.broadcast",
                         "no place for the broadcast rank and shape");
-    if ((st = check_input(a, "a", "tensor.broadcast", err)) != LLM_OK ||
-        (st = check_input(b, "b", "tensor.broadcast", err)) != LLM_OK)
+    if ((st = llm_tensor_check(a, "a", "tensor.broadcast", err)) != LLM_OK ||
+        (st = llm_tensor_check(b, "b", "tensor.broadcast", err)) != LLM_OK)
         return st;
     r = a->rank > b->rank ? a->rank : b->rank;
     for (k = 0; k < r; k++) {
@@ -86,8 +73,8 @@ llm_status llm_tensor_binary(llm_tensor *out, llm_binary_op op, const llm_tensor
     if (op != LLM_ADD && op != LLM_SUB && op != LLM_MUL && op != LLM_DIV)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.binary",
                         "unknown binary operation %d", (int)op);
-    if ((st = check_input(a, "a", "tensor.binary", err)) != LLM_OK ||
-        (st = check_input(b, "b", "tensor.binary", err)) != LLM_OK ||
+    if ((st = llm_tensor_check(a, "a", "tensor.binary", err)) != LLM_OK ||
+        (st = llm_tensor_check(b, "b", "tensor.binary", err)) != LLM_OK ||
         (st = llm_broadcast_shape(a, b, &r, shape, err)) != LLM_OK ||
         (st = llm_tensor_zeros(&t, r, shape, err)) != LLM_OK)
         return st;
@@ -113,7 +100,7 @@ llm_status llm_tensor_map(llm_tensor *out, const llm_tensor *a, double (*fn)(dou
     if (out == NULL || fn == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.map", "%s",
                         out == NULL ? "no output tensor" : "no function to apply");
-    if ((st = check_input(a, "a", "tensor.map", err)) != LLM_OK ||
+    if ((st = llm_tensor_check(a, "a", "tensor.map", err)) != LLM_OK ||
         (st = llm_tensor_zeros(&t, a->rank, a->shape, err)) != LLM_OK)
         return st;
     n = a->rank > 0 ? a->shape[a->rank - 1] : 1;        /* rows, as above */
@@ -168,7 +155,7 @@ llm_status llm_tensor_reduce(llm_tensor *out, llm_reduce_op op, const llm_tensor
     if (op != LLM_SUM && op != LLM_MEAN && op != LLM_MAX)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.reduce",
                         "unknown reduction %d", (int)op);
-    if ((st = check_input(t, "t", "tensor.reduce", err)) != LLM_OK)
+    if ((st = llm_tensor_check(t, "t", "tensor.reduce", err)) != LLM_OK)
         return st;
     if (axis >= t->rank)
         return llm_fail(err, LLM_ERR_AXIS, "tensor.reduce",

@@ -16,6 +16,8 @@ llm_status llm_row_major(size_t rank, const size_t *shape, size_t *stride,
     if (rank > 0 && (shape == NULL || stride == NULL))
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.shape",
                         "a shape of rank %zu needs shape and stride arrays", rank);
+    if (size == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.shape", "no place for the count");
     for (k = rank; k-- > 0;) {
         stride[k] = acc;
         if (shape[k] != 0 && acc > SIZE_MAX / shape[k])
@@ -58,7 +60,10 @@ llm_status llm_tensor_from(llm_tensor *out, size_t rank, const size_t *shape,
 {
     llm_tensor t;
     size_t stride[LLM_MAX_RANK], size;
-    llm_status st = llm_row_major(rank, shape, stride, &size, err);
+    llm_status st;
+    if (out == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.from", "no output tensor");
+    st = llm_row_major(rank, shape, stride, &size, err);
     if (st != LLM_OK)
         return st;
     if (count != size)
@@ -84,6 +89,20 @@ void llm_tensor_free(llm_tensor *t)
         free(t->data);
     memset(t, 0, sizeof *t);
 }
+
+llm_status llm_tensor_check(const llm_tensor *t, const char *name,
+                            const char *stage, llm_error *err)
+{
+    if (t == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "tensor %s is missing", name);
+    if (t->data == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "tensor %s has no buffer", name);
+    if (t->rank > LLM_MAX_RANK)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "tensor %s has rank %zu, more than %d", name, t->rank,
+                        LLM_MAX_RANK);
+    return LLM_OK;
+}
 llm_status llm_tensor_offset(const llm_tensor *t, size_t rank, const size_t *index,
                              size_t *offset, llm_error *err)
 {
@@ -91,6 +110,8 @@ llm_status llm_tensor_offset(const llm_tensor *t, size_t rank, const size_t *ind
     if (t == NULL || offset == NULL || (rank > 0 && index == NULL))
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.offset",
                         "tensor, index and offset are required");
+    if (llm_tensor_check(t, "t", "tensor.offset", err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (rank != t->rank)
         return llm_fail(err, LLM_ERR_RANK, "tensor.offset",
                         "the index has %zu coordinates, the tensor has rank %zu",
@@ -132,6 +153,8 @@ llm_status llm_tensor_set(llm_tensor *t, size_t rank, const size_t *index,
 int llm_index_next(size_t rank, const size_t *shape, size_t *index)
 {
     size_t k;
+    if (rank > 0 && (shape == NULL || index == NULL))
+        return 0;
     for (k = rank; k-- > 0;) {
         if (++index[k] < shape[k])
             return 1;

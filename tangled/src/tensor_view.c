@@ -26,7 +26,8 @@ static size_t first_gap(const llm_tensor *t, size_t *need)
 int llm_tensor_is_contiguous(const llm_tensor *t)
 {
     size_t need;
-    return t != NULL && first_gap(t, &need) == t->rank;
+    return llm_tensor_check(t, "t", "tensor.is_contiguous", NULL) == LLM_OK &&
+           first_gap(t, &need) == t->rank;
 }
 /* A view of t that describes it unchanged, without owning its buffer. */
 static llm_tensor borrow(const llm_tensor *t)
@@ -54,6 +55,8 @@ llm_status llm_tensor_reshape(llm_tensor *view, const llm_tensor *t, size_t rank
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.reshape",
                         "a view, a tensor and a shape of rank %zu are required",
                         rank);
+    if (llm_tensor_check(t, "t", "tensor.reshape", err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (rank > LLM_MAX_RANK)
         return llm_fail(err, LLM_ERR_RANK, "tensor.reshape",
                         "rank %zu exceeds the maximum %d", rank, LLM_MAX_RANK);
@@ -86,6 +89,8 @@ llm_status llm_tensor_transpose(llm_tensor *view, const llm_tensor *t,
     if (view == NULL || t == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.transpose",
                         "a view and a tensor are required");
+    if (llm_tensor_check(t, "t", "tensor.transpose", err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (axis_a >= t->rank || axis_b >= t->rank)
         return llm_fail(err, LLM_ERR_AXIS, "tensor.transpose",
                         "axis %zu is outside a tensor of rank %zu",
@@ -109,6 +114,8 @@ llm_status llm_tensor_permute(llm_tensor *view, const llm_tensor *t, size_t rank
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.permute",
                         "a view, a tensor and a permutation of %zu axes are "
                         "required", rank);
+    if (llm_tensor_check(t, "t", "tensor.permute", err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (rank != t->rank)
         return llm_fail(err, LLM_ERR_RANK, "tensor.permute",
                         "the permutation names %zu axes, the tensor has rank %zu",
@@ -138,6 +145,8 @@ llm_status llm_tensor_slice(llm_tensor *view, const llm_tensor *t, size_t axis,
     if (view == NULL || t == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.slice",
                         "a view and a tensor are required");
+    if (llm_tensor_check(t, "t", "tensor.slice", err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (axis >= t->rank)
         return llm_fail(err, LLM_ERR_AXIS, "tensor.slice",
                         "axis %zu is outside a tensor of rank %zu", axis, t->rank);
@@ -165,6 +174,8 @@ llm_status llm_tensor_copy(llm_tensor *out, const llm_tensor *t, llm_error *err)
     if (out == NULL || t == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.copy",
                         "an output and a tensor are required");
+    if (llm_tensor_check(t, "t", "tensor.copy", err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     memset(&c, 0, sizeof c);
     st = llm_row_major(t->rank, t->shape, c.stride, &c.size, err);
     if (st != LLM_OK)

@@ -20,8 +20,8 @@ typedef struct llm_qkv {
    rng in that order, decay 1, no biases.
    Errors: LLM_ERR_ARGUMENT (null qkv, ps, prefix or rng; a zero width),
    LLM_ERR_NAME (a name longer than 63 characters, breaking the rules, or
-   taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure *qkv, *ps and *rng
-   are not touched. */
+   taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure *qkv and *rng
+   are not touched and ps holds the parameters it held (llm_params_truncate). */
 llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
                         size_t d_model, size_t d_k, llm_rng *rng, llm_error *err);
 /* x [..., d_model] -> q, k, v [..., d_k]: records q = x W_q, k = x W_k and
@@ -164,8 +164,9 @@ typedef struct llm_mha_trace {
    Errors: LLM_ERR_ARGUMENT (a null pointer), LLM_ERR_CONFIG (d_model 0,
    n_heads 0, n_heads not dividing d_model, an odd head width), LLM_ERR_NAME
    (a prefix too long for "<prefix>.output", or a name taken), and those of
-   llm_qkv_init and llm_linear_init. Stage "mha.init". On failure *mha,
-   *ps and *rng are not touched. */
+   llm_qkv_init and llm_linear_init. Stage "mha.init". On failure *mha
+   and *rng are not touched and ps holds the parameters it held
+   (llm_params_truncate). */
 llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t d_model,
                         size_t n_heads, llm_rng *rng, llm_error *err);
 /* x [B, T, D] -> *out [B, H, T, D/H]: head h takes the feature columns

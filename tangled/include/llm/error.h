@@ -46,4 +46,11 @@ llm_status llm_fail(llm_error *err, llm_status code, const char *stage,
 /* The short name of a status code: "ok", "rank", "index", ... */
 const char *llm_status_name(llm_status code);
 
+/* The rule for null pointers, kept by every function of the library:
+   - a function that returns llm_status refuses a null pointer it needs with
+     LLM_ERR_ARGUMENT (err itself may always be NULL);
+   - a function that returns a value or nothing does nothing with a null
+     pointer and returns 0 (llm_tensor_free, llm_index_next, the generator);
+   - llm_fail with a null format records an empty message. */
+
 #endif

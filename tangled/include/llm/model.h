@@ -33,7 +33,8 @@ typedef struct llm_block_trace {
    0; eps negative or not finite), LLM_ERR_NAME (a prefix too long for the
    names, or a name taken), and those of llm_rmsnorm_init, llm_mha_init and
    llm_swiglu_init (LLM_ERR_OVERFLOW, LLM_ERR_ALLOC). Stage "block.init" for
-   the checks made here. On failure *blk, *ps and *rng are not touched. */
+   the checks made here. On failure *blk and *rng are not touched
+   and ps holds the parameters it held (llm_params_truncate). */
 llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, size_t d_model,
                           size_t n_heads, size_t d_ff, double eps, llm_rng *rng,
                           llm_error *err);
@@ -83,7 +84,8 @@ typedef struct llm_decoder {
    (a zero size, heads that do not divide D, an odd head width, a base
    that is not finite and positive, an eps that is negative or not finite),
    and those of the layers (LLM_ERR_NAME, LLM_ERR_OVERFLOW, LLM_ERR_ALLOC).
-   Stage "decoder.init". On failure *dec, *ps and *rng are not touched. */
+   Stage "decoder.init". On failure *dec and *rng are not touched
+   and ps holds the parameters it held (llm_params_truncate). */
 llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_config *cfg,
                             llm_rng *rng, llm_error *err);
 

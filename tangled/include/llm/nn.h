@@ -11,7 +11,8 @@ typedef struct llm_rng {
     uint64_t state;
 } llm_rng;
 
-/* Sets the state to seed itself (no pre-mixing). */
+/* Sets the state to seed itself (no pre-mixing). With a null rng, the
+   generator's three functions do nothing and return 0 (llm/error.h). */
 void llm_rng_seed(llm_rng *rng, uint64_t seed);
 
 /* Adds 0x9e3779b97f4a7c15 to the state and returns the mixed state. */
@@ -54,7 +55,10 @@ void llm_params_free(llm_params *ps);
 
 /* Frees the parameters from position count on, keeping the first count:
    the rollback of a constructor that failed half way. Does nothing when
-   count >= ps->count. */
+   count >= ps->count. After it ps holds exactly the parameters it held at
+   count, names, values and gradients; only its spare room may be larger,
+   and the array may have moved, as after any append. A constructor that
+   adds several parameters promises this much on failure, no more. */
 void llm_params_truncate(llm_params *ps, size_t count);
 /* LLM_OK when name is one to 63 characters of dot-separated, non-empty
    segments of a-z, 0-9 and _. Errors: LLM_ERR_ARGUMENT (name is NULL),
@@ -134,8 +138,8 @@ typedef struct llm_linear {
    <prefix>.bias, [d_out], zeros, decay 0, no draws.
    Errors: LLM_ERR_ARGUMENT (null lin, ps, prefix or rng; a zero width),
    LLM_ERR_NAME (a name longer than 63 characters, breaking the rules, or
-   taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure *lin, *ps and *rng
-   are not touched. */
+   taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure *lin and *rng
+   are not touched and ps holds the parameters it held (llm_params_truncate). */
 llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
                            size_t d_in, size_t d_out, int has_bias, llm_rng *rng,
                            llm_error *err);
@@ -165,8 +169,9 @@ typedef struct llm_swiglu {
    order (3 D F draws, decay 1), and fills *ffn with D, F and their positions.
    Errors: LLM_ERR_ARGUMENT (null ffn, ps, prefix or rng; d_model or d_ff
    zero), LLM_ERR_NAME (a name longer than 63 characters, breaking the rules
-   or already taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure *ffn, *ps
-   and *rng are untouched. */
+   or already taken), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC. On failure *ffn
+   and *rng are untouched and ps holds the parameters it held
+   (llm_params_truncate). */
 llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
                            size_t d_model, size_t d_ff, llm_rng *rng,
                            llm_error *err);

@@ -20,7 +20,7 @@ typedef struct llm_tensor {
 
 /* Row-major strides of shape and its element count.
    Errors: LLM_ERR_RANK (rank > LLM_MAX_RANK), LLM_ERR_ARGUMENT (null shape
-   with rank > 0), LLM_ERR_OVERFLOW (a stride, the count or the byte size
+   or stride with rank > 0, null size), LLM_ERR_OVERFLOW (a stride, the count or the byte size
    does not fit in size_t). */
 llm_status llm_row_major(size_t rank, const size_t *shape, size_t *stride,
                          size_t *size, llm_error *err);
@@ -32,13 +32,21 @@ llm_status llm_tensor_zeros(llm_tensor *out, size_t rank, const size_t *shape,
 
 /* A new owned tensor holding a copy of values, in row-major order.
    Errors: those of llm_tensor_zeros, LLM_ERR_LENGTH (count is not the
-   element count of shape), LLM_ERR_ARGUMENT (values is NULL, count > 0). */
+   element count of shape), LLM_ERR_ARGUMENT (out is NULL, or values is NULL
+   and count > 0). On failure *out is not touched. */
 llm_status llm_tensor_from(llm_tensor *out, size_t rank, const size_t *shape,
                            const double *values, size_t count, llm_error *err);
 
 /* Releases t's buffer if t owns it and empties t. Safe on an empty tensor
    and on NULL. */
 void llm_tensor_free(llm_tensor *t);
+
+/* The check every public function makes of a tensor it is given, before it
+   reads a field: t exists, has a buffer, and its rank fits the struct. name
+   says which argument ("logits") and stage who asks.
+   Errors: LLM_ERR_ARGUMENT for each of the three. */
+llm_status llm_tensor_check(const llm_tensor *t, const char *name,
+                            const char *stage, llm_error *err);
 /* The buffer position of element index (rank coordinates) of t.
    Errors: LLM_ERR_ARGUMENT (null t, index or offset), LLM_ERR_RANK (rank is
    not t's rank), LLM_ERR_INDEX (a coordinate outside its axis). */
@@ -53,7 +61,8 @@ llm_status llm_tensor_set(llm_tensor *t, size_t rank, const size_t *index,
                           double value, llm_error *err);
 /* Advances index (rank coordinates within shape) to the next element in
    row-major order. Returns 1, or 0 when it wrapped around to all zeros
-   (also at once for rank 0, which has one element). */
+   (also at once for rank 0, which has one element, and for a null shape or
+   index). */
 int llm_index_next(size_t rank, const size_t *shape, size_t *index);
 /* 1 when t's elements are dense in row-major order from t->offset
    (strides of axes with extent 1 are ignored; an empty tensor is contiguous).
@@ -87,8 +96,9 @@ llm_status llm_tensor_slice(llm_tensor *view, const llm_tensor *t, size_t axis,
                             size_t start, size_t stop, llm_error *err);
 /* A new owned, contiguous tensor with t's elements in row-major order
    (materialise).
-   Errors: LLM_ERR_ARGUMENT (null out or t), LLM_ERR_ALLOC, and those of
-   llm_row_major for a malformed t. On failure *out is not touched. */
+   Errors: LLM_ERR_ARGUMENT (null out, or t refused by llm_tensor_check),
+   LLM_ERR_ALLOC, and those of llm_row_major for a malformed shape. On
+   failure *out is not touched. */
 llm_status llm_tensor_copy(llm_tensor *out, const llm_tensor *t, llm_error *err);
 /* Elementwise binary operations: a + b, a - b, a * b, a / b. Division is
    IEEE division: x / 0 is an infinity or a NaN, not an error. */
