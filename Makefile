@@ -7,6 +7,7 @@
 #   make expected   re-freeze every report in expected/ (on purpose only)
 #   make html | pdf | demos | reports | unit
 #   make bench      time the engine (not part of make check)
+#   make mutate     mutation testing of the unit tests (not part of make check)
 #
 # Variables: CC (gcc), OPT (-O2), B (build): the build directory, so that
 # other compilers and optimisation levels can build side by side.
@@ -44,7 +45,7 @@ PAGES     := $(SLUGS) identifiers index
 
 .PHONY: all build deps tangle lib demos reports unit figures html pdf bench \
         check check-reports check-portable check-valgrind check-parity \
-        check-site expected clean
+        check-site expected clean mutate
 
 all:
 	@tools/install-deps.sh
@@ -135,6 +136,12 @@ $(B)/bench/%: tangled/bench/%.c $(B)/libllm.a
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+# ---------------------------------------------------------- mutation tests --
+# tools/mutants.txt lists single-point changes of tangled/src; each is built
+# in build/mutate and must make the unit tests fail.
+mutate:
+	@tools/mutate.sh tools/mutants.txt
 
 # -------------------------------------------------------------- unit tests --
 $(B)/tests/suites.h: $(TEST_SRCS)

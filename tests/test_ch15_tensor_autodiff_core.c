@@ -582,12 +582,14 @@ START_TEST(every_operation_refuses_null_stale_and_foreign_handles)
     fixture f;
     llm_tape other;
     llm_error err;
-    llm_var y = {77, 77}, foreign, gone = {9, 0}, old;
+    llm_var y = {77, 77}, foreign, gone = {9, 0}, edge, old;
     const size_t s6[1] = {6};
     const llm_tensor *val = NULL;
     const double *adj = NULL;
     fixture_record(&f);
     gone.epoch = f.tape.epoch;                     /* right epoch, id 9 >= count 7 */
+    edge.id = f.tape.count;                        /* right epoch, the first id past */
+    edge.epoch = f.tape.epoch;
     ck_assert_int_eq(llm_tape_init(&other, 1, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_constant(&other, &f.x, &foreign, NULL), LLM_OK);
     ck_assert_uint_eq(foreign.id, 0);              /* a valid index here too */
@@ -598,6 +600,7 @@ START_TEST(every_operation_refuses_null_stale_and_foreign_handles)
         llm_var h;                                                                \
         h = foreign; REFUSED(call_with, LLM_ERR_TAPE, stage);                     \
         h = gone;    REFUSED(call_with, LLM_ERR_TAPE, stage);                     \
+        h = edge;    REFUSED(call_with, LLM_ERR_TAPE, stage);                     \
         h = old;     REFUSED(call_with, LLM_ERR_TAPE, stage);                     \
         (void)h;                                                                  \
     } while (0)

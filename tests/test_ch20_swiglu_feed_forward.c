@@ -676,6 +676,50 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
 }
 END_TEST
 
+/* Each weight in turn is replaced by one with the right rows and one more
+   column: the forward pass refuses it by name and records nothing. */
+START_TEST(a_weight_wrong_only_in_its_columns_is_refused)
+{
+    const size_t shape[2] = {2, 2};
+    llm_params ps;
+    llm_swiglu ffn;
+    llm_tensor x, kept, wider;
+    llm_tape tape;
+    llm_var xv, y, marker;
+    llm_error err;
+    size_t which[3], k, count;
+    const char *names[3] = {"ffn.gate.weight", "ffn.up.weight", "ffn.down.weight"};
+    fixture_layer(&ps, &ffn);
+    which[0] = ffn.gate;
+    which[1] = ffn.up;
+    which[2] = ffn.down;
+    ck_assert_int_eq(llm_tensor_from(&x, 2, shape, fix_x, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
+    count = tape.count;
+    memset(&marker, 0x5a, sizeof marker);
+    y = marker;
+    for (k = 0; k < 3; k++) {
+        llm_tensor *w = &ps.items[which[k]].value;
+        const size_t wshape[2] = {w->shape[0], w->shape[1] + 1};
+        ck_assert_int_eq(llm_tensor_zeros(&wider, 2, wshape, NULL), LLM_OK);
+        kept = *w;
+        *w = wider;
+        ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, &y, &err), LLM_ERR_SHAPE);
+        ck_assert_str_eq(err.stage, "swiglu.forward");
+        ck_assert(strstr(err.message, names[k]) != NULL);
+        ck_assert_uint_eq(tape.count, count);
+        *w = kept;
+        llm_tensor_free(&wider);
+    }
+    ck_assert(memcmp(&y, &marker, sizeof y) == 0);
+    ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, &y, &err), LLM_OK);
+    llm_tape_free(&tape);
+    llm_tensor_free(&x);
+    llm_params_free(&ps);
+}
+END_TEST
+
 Suite *ch20_swiglu_feed_forward_suite(void)
 {
     Suite *s = suite_create("ch20 swiglu feed-forward");
@@ -695,6 +739,7 @@ Suite *ch20_swiglu_feed_forward_suite(void)
     tcase_add_test(tc, gradients_accumulate_into_the_list_and_sum_over_positions);
     tcase_add_test(tc, two_passes_on_one_tape_share_the_weights_leaves);
     tcase_add_test(tc, forward_refusals_name_their_stage_and_leave_the_output_alone);
+    tcase_add_test(tc, a_weight_wrong_only_in_its_columns_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -604,13 +604,17 @@ START_TEST(forward_refusals_come_before_the_first_node)
                      LLM_ERR_SHAPE);
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, ev, 0, &tr, &y, &err),
                      LLM_ERR_EMPTY);
+    /* the layer itself refuses a context that does not fit, before RoPE */
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, av, 4, &tr, &y, &err),
                      LLM_ERR_INDEX);
+    ck_assert_str_eq(err.stage, "mha.forward");
     ck_assert_ptr_nonnull(strstr(err.message, "6 positions"));
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, av, 6, &tr, &y, &err),
                      LLM_ERR_INDEX);
+    ck_assert_str_eq(err.stage, "mha.forward");
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, av, SIZE_MAX, &tr, &y,
                                      &err), LLM_ERR_INDEX);
+    ck_assert_str_eq(err.stage, "mha.forward");
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, stale, 0, &tr, &y, &err),
                      LLM_ERR_TAPE);
     ck_assert_str_eq(err.stage, "mha.forward");

@@ -612,6 +612,52 @@ START_TEST(test_loss_refusals)
 }
 END_TEST
 
+/* A decoder whose widths all differ (V 7, D 8, H 2, F 12, L 3, P 5), so that
+   no swapped width can hide: every tensor has the shape its layer gives it,
+   the forward pass accepts the decoder's own list, and the loss is finite. */
+START_TEST(test_every_width_different)
+{
+    static const llm_decoder_config cfg = {7, 8, 2, 12, 3, 5, 10000.0, 1e-6};
+    static const size_t ids[4] = {6, 0, 3, 5}, targets[4] = {0, 3, 5, 1};
+    static const char *const part[9] = {
+        "attention_norm.gain", "attention.query.weight", "attention.key.weight",
+        "attention.value.weight", "attention.output.weight", "ffn_norm.gain",
+        "ffn.gate.weight", "ffn.up.weight", "ffn.down.weight"};
+    const size_t rows[9] = {8, 8, 8, 8, 8, 8, 8, 8, 12}, cols[9] = {0, 8, 8, 8, 8, 0, 12, 12, 8};
+    model m;
+    llm_var z, loss;
+    const llm_tensor *t;
+    char name[64];
+    size_t l, k, at;
+    build(&m, &cfg, 7);
+    ck_assert_uint_eq(m.ps.count, 2 + 9 * 3);
+    ck_assert_int_eq(llm_params_find(&m.ps, "token_embedding.weight", &at, NULL), LLM_OK);
+    ck_assert_uint_eq(m.ps.items[at].value.shape[0], 7);
+    ck_assert_uint_eq(m.ps.items[at].value.shape[1], 8);
+    for (l = 0; l < 3; l++)
+        for (k = 0; k < 9; k++) {
+            const llm_tensor *v;
+            snprintf(name, sizeof name, "blocks.%zu.%s", l, part[k]);
+            ck_assert_int_eq(llm_params_find(&m.ps, name, &at, NULL), LLM_OK);
+            v = &m.ps.items[at].value;
+            ck_assert_uint_eq(v->rank, cols[k] == 0 ? 1 : 2);
+            ck_assert_uint_eq(v->shape[0], rows[k]);
+            if (cols[k] > 0)
+                ck_assert_uint_eq(v->shape[1], cols[k]);
+        }
+    ck_assert_int_eq(llm_decoder_forward(&m.dec, &m.ps, &m.tape, ids, 1, 4, 0, NULL, &z, NULL),
+                     LLM_OK);
+    ck_assert_int_eq(llm_tape_value(&m.tape, z, &t, NULL), LLM_OK);
+    ck_assert_uint_eq(t->size, 4 * 7);
+    ck_assert_int_eq(llm_tape_reset(&m.tape, NULL), LLM_OK);
+    ck_assert_int_eq(llm_decoder_loss(&m.dec, &m.ps, &m.tape, ids, targets, 1, 4, &z, &loss,
+                                      NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_value(&m.tape, loss, &t, NULL), LLM_OK);
+    ck_assert(isfinite(t->data[t->offset]) && t->data[t->offset] > 0.0);
+    destroy(&m);
+}
+END_TEST
+
 Suite *ch32_decoder_model_suite(void)
 {
     Suite *s = suite_create("ch32 decoder model");
@@ -629,6 +675,7 @@ Suite *ch32_decoder_model_suite(void)
     tcase_add_test(tc, test_init_refusals);
     tcase_add_test(tc, test_forward_refusals);
     tcase_add_test(tc, test_loss_refusals);
+    tcase_add_test(tc, test_every_width_different);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -45,7 +45,7 @@ llm_status llm_adamw_init(llm_adamw *opt, const llm_params *ps,
     if (st != LLM_OK)
         return st;
     memset(&a, 0, sizeof a);
-    a.moments = calloc(ps->count > 0 ? ps->count : 1, sizeof *a.moments);
+    a.moments = llm_calloc(ps->count > 0 ? ps->count : 1, sizeof *a.moments);
     if (a.moments == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "adamw.init",
                         "cannot allocate the moments of %zu parameters",

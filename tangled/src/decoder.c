@@ -46,7 +46,7 @@ llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_
     memset(&d, 0, sizeof d);
     d.config = *cfg;
     if (cfg->n_layers > 0) {
-        d.blocks = calloc(cfg->n_layers, sizeof d.blocks[0]);
+        d.blocks = llm_calloc(cfg->n_layers, sizeof d.blocks[0]);
         if (d.blocks == NULL)
             return llm_fail(err, LLM_ERR_ALLOC, stage, "no room for %zu blocks",
                             cfg->n_layers);
@@ -180,7 +180,7 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
     if ((st = inputs_check(dec, ps, ids, batch, T, offset, stage, err)) != LLM_OK)
         return st;
     L = dec->config.n_layers;
-    if (hidden != NULL && (h = malloc((L + 2) * sizeof *h)) == NULL)
+    if (hidden != NULL && (h = llm_malloc((L + 2) * sizeof *h)) == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, stage, "no room for %zu handles", L + 2);
     mark = llm_tape_mark(tape);
     st = llm_embedding_forward(&dec->embedding, ps, tape, ids, 2, shape, &x, err);

@@ -1,6 +1,7 @@
-/* error.c -- recording rejections. */
+/* error.c -- recording rejections; the one allocator. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "llm/error.h"
 
@@ -46,4 +47,38 @@ const char *llm_status_name(llm_status code)
     if ((int)code < 0 || code >= LLM_STATUS_COUNT || status_names[code] == NULL)
         return "unknown";
     return status_names[code];
+}
+
+static size_t alloc_calls, alloc_fail_at;      /* one thread only */
+
+static int alloc_refused(void)
+{
+    alloc_calls++;
+    return alloc_fail_at != 0 && alloc_calls == alloc_fail_at;
+}
+
+void *llm_malloc(size_t size)
+{
+    return alloc_refused() ? NULL : malloc(size);
+}
+
+void *llm_calloc(size_t count, size_t size)
+{
+    return alloc_refused() ? NULL : calloc(count, size);
+}
+
+void *llm_realloc(void *block, size_t size)
+{
+    return alloc_refused() ? NULL : realloc(block, size);
+}
+
+void llm_alloc_fail_at(size_t n)
+{
+    alloc_calls = 0;
+    alloc_fail_at = n;
+}
+
+size_t llm_alloc_calls(void)
+{
+    return alloc_calls;
 }

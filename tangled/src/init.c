@@ -170,7 +170,7 @@ static llm_status append(llm_params *ps, const char *name, llm_tensor *value,
         size_t capacity = ps->capacity > 0 ? 2 * ps->capacity : 8;
         llm_param *items = NULL;
         if (capacity <= SIZE_MAX / sizeof *items)
-            items = realloc(ps->items, capacity * sizeof *items);
+            items = llm_realloc(ps->items, capacity * sizeof *items);
         if (items == NULL) {
             llm_tensor_free(value);
             llm_tensor_free(&grad);

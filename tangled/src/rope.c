@@ -54,9 +54,9 @@ llm_status llm_rope_init(llm_rope *rope, size_t head_dim, double base, size_t ca
     r.base = base;
     r.capacity = capacity;
     r.pairing = pairing;
-    r.inv_freq = malloc(half * sizeof *r.inv_freq);
-    r.cos_table = n <= SIZE_MAX / sizeof(double) ? malloc(n * sizeof(double)) : NULL;
-    r.sin_table = n <= SIZE_MAX / sizeof(double) ? malloc(n * sizeof(double)) : NULL;
+    r.inv_freq = llm_malloc(half * sizeof *r.inv_freq);
+    r.cos_table = n <= SIZE_MAX / sizeof(double) ? llm_malloc(n * sizeof(double)) : NULL;
+    r.sin_table = n <= SIZE_MAX / sizeof(double) ? llm_malloc(n * sizeof(double)) : NULL;
     if (r.inv_freq == NULL || r.cos_table == NULL || r.sin_table == NULL) {
         free(r.inv_freq);
         free(r.cos_table);

@@ -16,7 +16,7 @@ llm_status llm_stape_init(llm_stape *tape, size_t capacity, llm_error *err)
     if (capacity > SIZE_MAX / sizeof(llm_snode))
         return llm_fail(err, LLM_ERR_OVERFLOW, "stape.init",
                         "%zu nodes need more bytes than size_t can count", capacity);
-    t.nodes = malloc(capacity * sizeof(llm_snode));
+    t.nodes = llm_malloc(capacity * sizeof(llm_snode));
     if (t.nodes == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "stape.init",
                         "cannot allocate %zu nodes", capacity);
@@ -44,7 +44,7 @@ static llm_status make_room(llm_stape *tape, const char *stage, llm_error *err)
         return llm_fail(err, LLM_ERR_OVERFLOW, stage,
                         "a tape of %zu nodes cannot double", tape->capacity);
     capacity = tape->capacity > 0 ? 2 * tape->capacity : 8;
-    grown = realloc(tape->nodes, capacity * sizeof(llm_snode));
+    grown = llm_realloc(tape->nodes, capacity * sizeof(llm_snode));
     if (grown == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, stage,
                         "cannot grow the tape to %zu nodes", capacity);
@@ -207,7 +207,7 @@ llm_status llm_stape_backward(llm_stape *tape, size_t output, double seed,
     if (!isfinite(seed))
         return llm_fail(err, LLM_ERR_NONFINITE, "stape.backward",
                         "the seed %g is not finite", seed);
-    bar = calloc(output + 1, sizeof *bar);
+    bar = llm_calloc(output + 1, sizeof *bar);
     if (bar == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "stape.backward",
                         "cannot allocate %zu adjoints", output + 1);
@@ -283,7 +283,7 @@ llm_status llm_stape_order(const llm_stape *tape, size_t output, size_t *order,
         return llm_fail(err, LLM_ERR_TAPE, "stape.order",
                         "the output is node %zu, but the tape holds %zu nodes",
                         output, tape->count);
-    needed = calloc(output + 1, 1);
+    needed = llm_calloc(output + 1, 1);
     if (needed == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "stape.order",
                         "cannot allocate %zu marks", output + 1);

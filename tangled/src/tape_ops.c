@@ -192,7 +192,7 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
     node.nargs = 1;
     node.arg[0] = table.id;
     node.nindex = n;
-    node.index = malloc((n > 0 ? n : 1) * sizeof *node.index);
+    node.index = llm_malloc((n > 0 ? n : 1) * sizeof *node.index);
     st = node.index == NULL ? llm_fail(err, LLM_ERR_ALLOC, stage, "cannot keep %zu IDs", n)
                             : llm_tensor_zeros(&node.value, rank + t->rank - 1, oshape, err);
     if (st == LLM_OK)
@@ -410,7 +410,7 @@ llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targe
     node.nargs = 1;
     node.arg[0] = logits.id;
     node.nindex = ntargets;                     /* at least 1: there are rows */
-    node.index = malloc(ntargets * sizeof *node.index);
+    node.index = llm_malloc(ntargets * sizeof *node.index);
     if (node.index == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, stage, "cannot keep %zu targets", ntargets);
     memcpy(node.index, targets, ntargets * sizeof *node.index);

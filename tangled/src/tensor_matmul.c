@@ -149,7 +149,7 @@ llm_status llm_matmul(llm_tensor *out, const llm_tensor *a, const llm_tensor *b,
         mat_view mr = mb;
         if (mb.col_step != 1 && mb.rows > 0) {
             if (mb.rows <= SIZE_MAX / sizeof *rows / mb.cols)
-                rows = malloc(mb.rows * mb.cols * sizeof *rows);
+                rows = llm_malloc(mb.rows * mb.cols * sizeof *rows);
             if (rows == NULL) {
                 llm_tensor_free(&c);
                 return llm_fail(err, LLM_ERR_ALLOC, "tensor.matmul",

@@ -43,7 +43,7 @@ llm_status llm_tensor_zeros(llm_tensor *out, size_t rank, const size_t *shape,
     st = llm_row_major(rank, shape, t.stride, &t.size, err);
     if (st != LLM_OK)
         return st;
-    t.data = calloc(t.size > 0 ? t.size : 1, sizeof(double));
+    t.data = llm_calloc(t.size > 0 ? t.size : 1, sizeof(double));
     if (t.data == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "tensor.zeros",
                         "cannot allocate %zu elements", t.size);

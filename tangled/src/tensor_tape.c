@@ -57,7 +57,7 @@ llm_status llm_tape_init(llm_tape *tape, size_t capacity, llm_error *err)
     if (capacity > SIZE_MAX / sizeof(llm_node))
         return llm_fail(err, LLM_ERR_OVERFLOW, "tape.init",
                         "%zu nodes need more bytes than size_t can count", capacity);
-    t.nodes = malloc(capacity * sizeof(llm_node));
+    t.nodes = llm_malloc(capacity * sizeof(llm_node));
     if (t.nodes == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "tape.init", "cannot allocate %zu nodes",
                         capacity);
@@ -168,7 +168,7 @@ static llm_status make_room(llm_tape *tape, const char *stage, llm_error *err)
         return llm_fail(err, LLM_ERR_OVERFLOW, stage,
                         "a tape of %zu nodes cannot double", tape->capacity);
     capacity = tape->capacity > 0 ? 2 * tape->capacity : 8;
-    grown = realloc(tape->nodes, capacity * sizeof(llm_node));
+    grown = llm_realloc(tape->nodes, capacity * sizeof(llm_node));
     if (grown == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, stage, "cannot grow the tape to %zu nodes",
                         capacity);
@@ -758,7 +758,7 @@ static llm_status check_seed(const llm_tape *tape, llm_var v, const llm_tensor *
 static double *new_adjoint(const llm_tape *tape, size_t i)
 {
     size_t n = tape->nodes[i].value.size;
-    return calloc(n > 0 ? n : 1, sizeof(double));
+    return llm_calloc(n > 0 ? n : 1, sizeof(double));
 }
 
 static void free_adjoints(double **bar, size_t n)
@@ -863,7 +863,7 @@ llm_status llm_tape_backward(llm_tape *tape, llm_var v, const llm_tensor *seed,
     if (st != LLM_OK || (st = check_var(tape, v, "the output", "tape.backward", err)) != LLM_OK ||
         (st = check_seed(tape, v, seed, err)) != LLM_OK)
         return st;
-    bar = calloc(v.id + 1, sizeof *bar);
+    bar = llm_calloc(v.id + 1, sizeof *bar);
     if (bar == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "tape.backward",
                         "cannot allocate %zu adjoint pointers", v.id + 1);

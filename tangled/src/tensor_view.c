@@ -180,7 +180,7 @@ llm_status llm_tensor_copy(llm_tensor *out, const llm_tensor *t, llm_error *err)
     st = llm_row_major(t->rank, t->shape, c.stride, &c.size, err);
     if (st != LLM_OK)
         return st;
-    c.data = malloc((c.size > 0 ? c.size : 1) * sizeof(double));
+    c.data = llm_malloc((c.size > 0 ? c.size : 1) * sizeof(double));
     if (c.data == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "tensor.copy",
                         "cannot allocate %zu elements", c.size);

@@ -1,6 +1,9 @@
-/* llm/error.h -- named errors: every rejection says what and where. */
+/* llm/error.h -- named errors: every rejection says what and where; the
+   one allocator whose refusals they report. */
 #ifndef LLM_ERROR_H
 #define LLM_ERROR_H
+
+#include <stddef.h>
 
 typedef enum llm_status {
     LLM_OK = 0,
@@ -52,5 +55,20 @@ const char *llm_status_name(llm_status code);
    - a function that returns a value or nothing does nothing with a null
      pointer and returns 0 (llm_tensor_free, llm_index_next, the generator);
    - llm_fail with a null format records an empty message. */
+
+/* The library's allocations: malloc, calloc and realloc, except that the
+   call chosen by llm_alloc_fail_at returns NULL (realloc then leaves its
+   block as it was). */
+void *llm_malloc(size_t size);
+void *llm_calloc(size_t count, size_t size);
+void *llm_realloc(void *block, size_t size);
+
+/* For tests: the n-th allocation from now fails, once; n = 0 turns the hook
+   off. Either way the count of llm_alloc_calls starts again from 0. */
+void llm_alloc_fail_at(size_t n);
+
+/* The allocations made since the last llm_alloc_fail_at, the failed one
+   included. */
+size_t llm_alloc_calls(void);
 
 #endif
