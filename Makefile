@@ -45,7 +45,7 @@ PAGES     := $(SLUGS) identifiers index
 
 .PHONY: all build deps tangle lib demos reports unit figures html pdf bench \
         check check-reports check-portable check-valgrind check-parity \
-        check-site expected clean mutate
+        check-site check-hostile expected clean mutate
 
 all:
 	@tools/install-deps.sh
@@ -136,6 +136,20 @@ $(B)/bench/%: tangled/bench/%.c $(B)/libllm.a
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+# ------------------------------------------------------- the hostile caller --
+# tests/hostile/hostile.c calls the library with random, often wrong
+# arguments, each seeded case in a forked child, under ASan and UBSan.
+# HOSTILE_CASES=50000 make check-hostile runs a longer budget.
+HOSTILE_CASES ?= 3000
+HOSTILE_SEED  ?= 1
+
+$(B)/bin/hostile-san: tests/hostile/hostile.c $(B)/san/libllm.a
+	@mkdir -p $(@D) $(B)/dep
+	$(CC) $(ALL_CFLAGS) $(SAN) -MF $(B)/dep/hostile.d $< $(B)/san/libllm.a -lm -o $@
+
+check-hostile: $(B)/bin/hostile-san
+	@env $(SAN_ENV) $(B)/bin/hostile-san $(HOSTILE_CASES) $(HOSTILE_SEED)
 
 # ---------------------------------------------------------- mutation tests --
 # tools/mutants.txt lists single-point changes of tangled/src; each is built
@@ -283,9 +297,10 @@ check:
 	@tools/install-deps.sh
 	@tools/stage tangle     tools/check-tangle.sh $(B)/tangle-check $(CHAPTERS)
 	@tools/stage parity     $(MAKE) --no-print-directory check-parity
-	@tools/stage build      $(MAKE) -s --no-print-directory lib demos $(B)/bin/unit-tests $(B)/bin/unit-tests-san
+	@tools/stage build      $(MAKE) -s --no-print-directory lib demos $(B)/bin/unit-tests $(B)/bin/unit-tests-san $(B)/bin/hostile-san
 	@tools/stage unit       $(B)/bin/unit-tests
 	@tools/stage unit-asan  env $(SAN_ENV) $(B)/bin/unit-tests-san
+	@tools/stage hostile    $(MAKE) -s --no-print-directory check-hostile
 	@tools/stage reports    $(MAKE) --no-print-directory check-reports
 	@tools/stage portable   $(MAKE) --no-print-directory check-portable
 	@tools/stage valgrind   $(MAKE) --no-print-directory check-valgrind

@@ -555,6 +555,30 @@ START_TEST(large_strided_views_match_the_textbook_bit_for_bit)
 }
 END_TEST
 
+/* Found by the hostile-caller harness: an operand without a buffer or with
+   a rank the struct cannot hold is refused by llm_tensor_check. */
+START_TEST(malformed_operands_are_refused_before_any_read)
+{
+    static const double v[4] = {1, 2, 3, 4};
+    const size_t s22[2] = {2, 2};
+    llm_tensor good, bad, out, marker;
+    llm_error err;
+    ck_assert_int_eq(llm_tensor_from(&good, 2, s22, v, 4, NULL), LLM_OK);
+    memset(&marker, 0x5a, sizeof marker);
+    bad = good;
+    bad.data = NULL;
+    out = marker;
+    ck_assert_int_eq(llm_matmul(&out, &bad, &good, 0, 0, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "tensor.matmul");
+    bad = good;
+    bad.rank = LLM_MAX_RANK + 1;
+    ck_assert_int_eq(llm_matmul(&out, &good, &bad, 0, 1, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.message, "tensor B has rank 9, more than 8");
+    ck_assert(memcmp(&out, &marker, sizeof out) == 0);
+    llm_tensor_free(&good);
+}
+END_TEST
+
 Suite *ch11_matrix_multiplication_suite(void)
 {
     Suite *s = suite_create("ch11 matrix multiplication");
@@ -575,6 +599,7 @@ Suite *ch11_matrix_multiplication_suite(void)
     tcase_add_test(tc, operands_are_not_modified);
     tcase_add_test(tc, blocked_and_packed_paths_match_the_textbook_bit_for_bit);
     tcase_add_test(tc, large_strided_views_match_the_textbook_bit_for_bit);
+    tcase_add_test(tc, malformed_operands_are_refused_before_any_read);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -111,6 +111,9 @@ llm_status llm_matmul(llm_tensor *out, const llm_tensor *a, const llm_tensor *b,
     if (out == NULL || a == NULL || b == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.matmul",
                         "out, A and B are required");
+    if (llm_tensor_check(a, "A", "tensor.matmul", err) != LLM_OK ||
+        llm_tensor_check(b, "B", "tensor.matmul", err) != LLM_OK)
+        return LLM_ERR_ARGUMENT;
     if (a->rank < 2 || b->rank < 2)
         return llm_fail(err, LLM_ERR_RANK, "tensor.matmul",
                         "%s has rank %zu; a matrix product needs at least 2 axes",

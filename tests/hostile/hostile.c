@@ -1,0 +1,554 @@
+/* hostile.c -- the library called as a hostile caller would call it.
+ *
+ * Each case is seeded (seed + case number) and runs in a forked child, so a
+ * crash is counted and does not end the run. A case makes a few dozen calls
+ * with random arguments: shapes, ranks (some beyond LLM_MAX_RANK), axes,
+ * indices and IDs (some out of range, some near SIZE_MAX), NaN and
+ * infinities, null pointers, handles that are stale, foreign, one past the
+ * last node or random, and decoder, RoPE and AdamW configurations drawn
+ * around their limits. After every refused call it checks the promise of
+ * the library: the status is a named error, err holds that status and a
+ * stage, and the call's outputs, the tape and the parameter list are as
+ * they were before it.
+ *
+ * Usage: hostile [CASES [SEED]]   (defaults 300 and 1)
+ * Prints cases, calls, refusals, crashes and state violations; exits 1
+ * when there is a crash or a violation. Built with ASan and UBSan by make.
+ * A chapter that adds a public function adds calls of it here.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "llm/attention.h"
+#include "llm/autodiff.h"
+#include "llm/error.h"
+#include "llm/model.h"
+#include "llm/nn.h"
+#include "llm/tensor.h"
+#include "llm/train.h"
+
+/* ------------------------------------------------------ counts and checks */
+
+static size_t calls, refusals;
+static llm_rng rng;
+
+static uint64_t draw(uint64_t bound) { return llm_rng_next_u64(&rng) % bound; }
+static int chance(unsigned percent) { return draw(100) < percent; }
+
+/* A violation ends the child with status 3 and says where. */
+static void violated(const char *call, const char *what, const llm_error *err)
+{
+    fprintf(stderr, "hostile: %s: %s (status %s, stage '%s': %s)\n", call, what,
+            llm_status_name(err->code), err->stage, err->message);
+    exit(3);
+}
+
+/* The status st of call, and whether the state it must keep (same) held. */
+static void judge(const char *call, llm_status st, const llm_error *err, int same)
+{
+    calls++;
+    if (st == LLM_OK)
+        return;
+    refusals++;
+    if ((int)st <= 0 || st >= LLM_STATUS_COUNT)
+        violated(call, "an unnamed status", err);
+    if (err->code != st)
+        violated(call, "err does not hold the returned status", err);
+    if (err->stage[0] == '\0')
+        violated(call, "no stage named", err);
+    if (!same)
+        violated(call, "a refused call changed its state", err);
+}
+
+/* --------------------------------------------------------- random values */
+
+static double value(void)
+{
+    switch (draw(40)) {
+    case 0: return NAN;
+    case 1: return INFINITY;
+    case 2: return -INFINITY;
+    case 3: return 1e308;
+    case 4: return -0.0;
+    case 5: return 5e-324;
+    default: return (double)(int64_t)draw(2001) / 250.0 - 4.0;
+    }
+}
+
+static size_t extent(void)
+{
+    switch (draw(30)) {
+    case 0: return 0;
+    case 1: return SIZE_MAX;
+    case 2: return SIZE_MAX / 2 + 1;
+    default: return 1 + draw(3);
+    }
+}
+
+static size_t index_near(size_t n)
+{
+    switch (draw(12)) {
+    case 0: return n;
+    case 1: return SIZE_MAX;
+    case 2: return n + 1;
+    default: return n > 0 ? draw(n) : 0;
+    }
+}
+
+/* A tensor the library made (maybe a view of it), or, one time in eight, a
+   struct with a malformed header: no buffer, or a rank the struct cannot
+   hold. *owned is what to free. */
+static llm_tensor tensor(llm_tensor *owned)
+{
+    size_t rank = draw(4), shape[LLM_MAX_RANK], k, n = 1;
+    double buf[64];
+    llm_tensor t;
+    memset(owned, 0, sizeof *owned);
+    for (k = 0; k < rank; k++) {
+        shape[k] = draw(12) == 0 ? 0 : 1 + draw(3);
+        n *= shape[k];
+    }
+    for (k = 0; k < n && k < 64; k++)
+        buf[k] = value();
+    if (llm_tensor_from(owned, rank, shape, buf, n, NULL) != LLM_OK)
+        memset(owned, 0, sizeof *owned);
+    t = *owned;
+    t.owns = 0;
+    if (rank >= 2 && chance(20))
+        llm_tensor_transpose(&t, owned, 0, rank - 1, NULL);
+    if (chance(12)) {
+        if (chance(50))
+            t.data = NULL;
+        else
+            t.rank = chance(50) ? LLM_MAX_RANK + 1 + draw(4) : SIZE_MAX - draw(4);
+    }
+    return t;
+}
+
+static llm_tensor *maybe_null(llm_tensor *t) { return chance(5) ? NULL : t; }
+
+/* ----------------------------------------------------------- tensor calls */
+
+#define MARKED(x) (memcmp(&(x), &marker, sizeof(x)) == 0)
+
+static void tensor_calls(void)
+{
+    llm_tensor oa, ob, a = tensor(&oa), b = tensor(&ob), out, marker;
+    llm_error err;
+    llm_status st;
+    size_t idx[LLM_MAX_RANK + 4], perm[LLM_MAX_RANK + 4], shape[LLM_MAX_RANK + 4];
+    size_t k, r, off, targets[16];
+    double d, loss;
+    memset(&marker, 0x5a, sizeof marker);
+    for (k = 0; k < LLM_MAX_RANK + 4; k++) {
+        idx[k] = index_near(a.rank > 0 && a.rank <= LLM_MAX_RANK ? a.shape[k % a.rank] : 2);
+        perm[k] = index_near(a.rank < LLM_MAX_RANK ? a.rank : 2);
+        shape[k] = extent();
+    }
+    r = draw(LLM_MAX_RANK + 3);
+#define CALL(name, expr)                                                       \
+    do {                                                                       \
+        out = marker;                                                          \
+        memset(&err, 0, sizeof err);                                           \
+        st = (expr);                                                           \
+        judge(name, st, &err, st == LLM_OK || MARKED(out));                    \
+        if (st == LLM_OK && out.owns)                                          \
+            llm_tensor_free(&out);                                             \
+    } while (0)
+    CALL("tensor.zeros", llm_tensor_zeros(&out, r, shape, &err));
+    CALL("tensor.copy", llm_tensor_copy(&out, maybe_null(&a), &err));
+    CALL("tensor.reshape", llm_tensor_reshape(&out, maybe_null(&a), r, shape, &err));
+    CALL("tensor.transpose",
+         llm_tensor_transpose(&out, maybe_null(&a), index_near(2), index_near(2), &err));
+    CALL("tensor.permute", llm_tensor_permute(&out, maybe_null(&a), r, perm, &err));
+    CALL("tensor.slice", llm_tensor_slice(&out, maybe_null(&a), index_near(3), index_near(3),
+                                          index_near(4), &err));
+    CALL("tensor.binary", llm_tensor_binary(&out, (llm_binary_op)draw(4), maybe_null(&a),
+                                            maybe_null(&b), &err));
+    CALL("tensor.map", llm_tensor_map(&out, maybe_null(&a), chance(90) ? exp : NULL, &err));
+    CALL("tensor.reduce", llm_tensor_reduce(&out, (llm_reduce_op)draw(3), maybe_null(&a),
+                                            index_near(3), (int)draw(2), &err));
+    CALL("tensor.matmul", llm_matmul(&out, maybe_null(&a), maybe_null(&b), (int)draw(2),
+                                     (int)draw(2), &err));
+    CALL("softmax", llm_softmax(&out, maybe_null(&a), index_near(3), &err));
+    CALL("log_softmax", llm_log_softmax(&out, maybe_null(&a), index_near(3), &err));
+    CALL("logsumexp", llm_logsumexp(&out, maybe_null(&a), index_near(3), &err));
+#undef CALL
+    for (k = 0; k < 16; k++)
+        targets[k] = index_near(3);
+    loss = 1234.5;
+    memset(&err, 0, sizeof err);
+    st = llm_nll_mean(&loss, maybe_null(&a), targets, draw(17), &err);
+    judge("nll_mean", st, &err, st == LLM_OK || loss == 1234.5);
+    off = 77;
+    memset(&err, 0, sizeof err);
+    st = llm_tensor_offset(maybe_null(&a), r, idx, &off, &err);
+    judge("tensor.offset", st, &err, st == LLM_OK || off == 77);
+    d = 55.0;
+    memset(&err, 0, sizeof err);
+    st = llm_tensor_get(maybe_null(&a), r, idx, &d, &err);
+    judge("tensor.get", st, &err, st == LLM_OK || d == 55.0);
+    (void)llm_tensor_is_contiguous(maybe_null(&a));
+    (void)llm_index_next(chance(50) ? 0 : 3, NULL, NULL);
+    calls += 2;
+    llm_tensor_free(&oa);
+    llm_tensor_free(&ob);
+}
+
+/* ------------------------------------------------------------- tape calls */
+
+/* A handle for tape: one of its nodes, or a stale, foreign, one-past or
+   random one. */
+static llm_var handle(const llm_tape *tape, const llm_var *good, size_t ngood,
+                      llm_var stale, llm_var foreign)
+{
+    llm_var v;
+    switch (draw(10)) {
+    case 0: return stale;
+    case 1: return foreign;
+    case 2: v.id = tape->count; v.epoch = tape->epoch; return v;
+    case 3: v.id = llm_rng_next_u64(&rng); v.epoch = tape->epoch; return v;
+    default:
+        if (ngood == 0) {
+            v.id = 0;
+            v.epoch = tape->epoch;
+            return v;
+        }
+        return good[draw(ngood)];
+    }
+}
+
+static void tape_calls(void)
+{
+    llm_tape tape, other;
+    llm_tensor owned[6], t, grad;
+    llm_var good[24], stale, foreign, out, marker;
+    llm_error err;
+    llm_status st;
+    size_t ngood = 0, k, count, epoch, ids[64], shape[LLM_MAX_RANK + 2], targets[8];
+    memset(&marker, 0x5a, sizeof marker);
+    if (llm_tape_init(&tape, 1 + draw(4), NULL) != LLM_OK ||
+        llm_tape_init(&other, 2, NULL) != LLM_OK)
+        exit(4);
+    t = tensor(&owned[0]);
+    if (llm_tape_constant(&tape, &t, &stale, NULL) != LLM_OK)
+        stale.id = 0, stale.epoch = tape.epoch;
+    llm_tape_reset(&tape, NULL);
+    t = tensor(&owned[1]);
+    if (llm_tape_constant(&other, &t, &foreign, NULL) != LLM_OK)
+        foreign.id = 0, foreign.epoch = other.epoch;
+    memset(&grad, 0, sizeof grad);
+    for (k = 2; k < 6; k++) {
+        t = tensor(&owned[k]);
+        out = marker;
+        count = tape.count;
+        memset(&err, 0, sizeof err);
+        if (k == 2 && owned[k].data != NULL &&
+            llm_tensor_zeros(&grad, owned[k].rank, owned[k].shape, NULL) == LLM_OK)
+            st = llm_tape_leaf(&tape, maybe_null(&t), &grad, &out, &err);
+        else
+            st = llm_tape_constant(&tape, maybe_null(&t), &out, &err);
+        judge("tape.leaf", st, &err, st == LLM_OK || (MARKED(out) && tape.count == count));
+        if (st == LLM_OK)
+            good[ngood++] = out;
+    }
+    for (k = 0; k < 64; k++)
+        ids[k] = index_near(3);
+    for (k = 0; k < 8; k++)
+        targets[k] = index_near(3);
+    /* the IDs of a gather: at most 3 x 3 x 3 = 27 of the 64, unless the
+       product overflows (refused before any ID is read) */
+    for (k = 0; k < LLM_MAX_RANK + 2; k++)
+        shape[k] = extent();
+    for (k = 0; k < 3; k++)
+        if (shape[k] > 3 && shape[k] < SIZE_MAX / 2)
+            shape[k] = 3;
+    for (k = 0; k < 14; k++) {
+        llm_var a = handle(&tape, good, ngood, stale, foreign);
+        llm_var b = handle(&tape, good, ngood, stale, foreign);
+        const char *name = "";
+        out = marker;
+        count = tape.count;
+        epoch = tape.epoch;
+        memset(&err, 0, sizeof err);
+        switch (draw(12)) {
+        case 0: name = "tape.add"; st = llm_tape_add(&tape, a, b, &out, &err); break;
+        case 1: name = "tape.mul"; st = llm_tape_mul(&tape, a, b, &out, &err); break;
+        case 2:
+            name = "tape.matmul";
+            st = llm_tape_matmul(&tape, a, b, (int)draw(2), (int)draw(2), &out, &err);
+            break;
+        case 3:
+            name = "tape.gather";
+            st = llm_tape_gather(&tape, a, ids, chance(10) ? SIZE_MAX - draw(3) : draw(3),
+                                 shape, &out, &err);
+            break;
+        case 4: name = "tape.exp"; st = llm_tape_exp(&tape, a, &out, &err); break;
+        case 5: name = "tape.log"; st = llm_tape_log(&tape, a, &out, &err); break;
+        case 6:
+            name = "tape.sum";
+            st = llm_tape_sum(&tape, a, index_near(3), (int)draw(2), &out, &err);
+            break;
+        case 7:
+            name = "tape.transpose";
+            st = llm_tape_transpose(&tape, a, index_near(3), index_near(3), &out, &err);
+            break;
+        case 8:
+            name = "tape.reshape";
+            st = llm_tape_reshape(&tape, a, draw(LLM_MAX_RANK + 2), shape, &out, &err);
+            break;
+        case 9:
+            name = "tape.log_softmax";
+            st = llm_tape_log_softmax(&tape, a, index_near(3), &out, &err);
+            break;
+        case 10:
+            name = "tape.nll_mean";
+            st = llm_tape_nll_mean(&tape, a, targets, draw(9), &out, &err);
+            break;
+        default:
+            name = "tape.softmax";
+            st = llm_tape_softmax(&tape, a, &out, &err);
+            break;
+        }
+        judge(name, st, &err,
+              st == LLM_OK || (MARKED(out) && tape.count == count && tape.epoch == epoch));
+        if (st == LLM_OK && ngood < 24)
+            good[ngood++] = out;
+    }
+    if (ngood > 0) {
+        llm_var v = handle(&tape, good, ngood, stale, foreign);
+        count = tape.count;
+        memset(&err, 0, sizeof err);
+        st = llm_tape_backward(&tape, v, NULL, (int)draw(2), &err);
+        judge("tape.backward", st, &err, st == LLM_OK || tape.count == count);
+    }
+    llm_tape_free(&tape);
+    llm_tape_free(&other);
+    llm_tensor_free(&grad);
+    for (k = 0; k < 6; k++)
+        llm_tensor_free(&owned[k]);
+}
+
+/* ----------------------------------------------------------- model calls */
+
+static size_t small(void)
+{
+    switch (draw(16)) {
+    case 0: return 0;
+    case 1: return SIZE_MAX;
+    case 2: return SIZE_MAX / 3;
+    case 3: return 1 + draw(7);
+    default: return 1 + draw(4);
+    }
+}
+
+static double positive(void)
+{
+    switch (draw(10)) {
+    case 0: return NAN;
+    case 1: return -1.0;
+    case 2: return 0.0;
+    case 3: return INFINITY;
+    default: return 1e-6 + (double)draw(1000);
+    }
+}
+
+static void model_calls(void)
+{
+    llm_decoder_config cfg;
+    llm_decoder dec, dmark;
+    llm_params ps;
+    llm_rng r, r0;
+    llm_tape tape;
+    llm_error err;
+    llm_status st;
+    llm_var logits, loss, vmark;
+    size_t ids[12], targets[12], k, batch, T, offset, count;
+    cfg.vocab = small();
+    cfg.d_model = chance(50) ? 4 : small();
+    cfg.n_heads = chance(50) ? 2 : small();
+    cfg.d_ff = small();
+    cfg.n_layers = draw(3);
+    cfg.context = small();
+    cfg.rope_base = chance(70) ? 10000.0 : positive();
+    cfg.eps = chance(70) ? 1e-6 : positive() - 1.0;
+    if (cfg.vocab > 8 && chance(80))
+        cfg.vocab = 1 + draw(8);
+    if (cfg.d_ff > 8 && chance(80))
+        cfg.d_ff = 1 + draw(8);
+    if (cfg.context > 8 && chance(80))
+        cfg.context = 1 + draw(8);
+    if (cfg.d_model > 8 && chance(80))
+        cfg.d_model = 2 * (1 + draw(4));
+    llm_rng_seed(&r, draw(1000));
+    r0 = r;
+    if (llm_params_init(&ps, NULL) != LLM_OK)
+        exit(4);
+    memset(&dmark, 0x5a, sizeof dmark);
+    dec = dmark;
+    memset(&err, 0, sizeof err);
+    st = llm_decoder_init(&dec, &ps, &cfg, &r, &err);
+    judge("decoder.init", st, &err,
+          st == LLM_OK || (memcmp(&dec, &dmark, sizeof dec) == 0 && ps.count == 0 &&
+                           r.state == r0.state));
+    if (st == LLM_OK) {
+        if (llm_tape_init(&tape, 1 + draw(8), NULL) != LLM_OK)
+            exit(4);
+        for (k = 0; k < 3; k++) {
+            size_t j;
+            batch = chance(10) ? SIZE_MAX / 2 : draw(3);
+            T = chance(10) ? SIZE_MAX - 1 : draw(cfg.context + 2);
+            offset = chance(10) ? SIZE_MAX : draw(3);
+            for (j = 0; j < 12; j++) {
+                ids[j] = index_near(cfg.vocab);
+                targets[j] = index_near(cfg.vocab);
+            }
+            memset(&vmark, 0x5a, sizeof vmark);
+            logits = loss = vmark;
+            count = tape.count;
+            memset(&err, 0, sizeof err);
+            /* ids and targets hold batch * T entries, as the contract asks,
+               unless batch * T overflows (refused before any is read) */
+            if (T > 0 && batch <= SIZE_MAX / T && batch * T > 12) {
+                batch = 1 + draw(3);
+                T = 12 / batch;
+            }
+            if (chance(50))
+                st = llm_decoder_forward(&dec, &ps, &tape, chance(5) ? NULL : ids, batch, T,
+                                         offset, NULL, &logits, &err);
+            else
+                st = llm_decoder_loss(&dec, &ps, &tape, ids, chance(5) ? NULL : targets,
+                                      batch, T, &logits, &loss, &err);
+            judge("decoder.forward", st, &err,
+                  st == LLM_OK || (tape.count == count &&
+                                   memcmp(&logits, &vmark, sizeof logits) == 0));
+            if (st == LLM_OK && loss.id != vmark.id && chance(50)) {
+                memset(&err, 0, sizeof err);
+                st = llm_tape_backward(&tape, loss, NULL, 0, &err);
+                judge("tape.backward", st, &err, st == LLM_OK || tape.count > 0);
+            }
+            llm_tape_reset(&tape, NULL);
+        }
+        {
+            llm_adamw_config acfg;
+            llm_adamw opt, omark;
+            llm_grad_multiplier mu;
+            acfg.beta1 = chance(70) ? 0.9 : value();
+            acfg.beta2 = chance(70) ? 0.999 : value();
+            acfg.eps = chance(70) ? 1e-8 : value();
+            acfg.weight_decay = chance(70) ? 0.01 : value();
+            memset(&omark, 0x5a, sizeof omark);
+            opt = omark;
+            memset(&err, 0, sizeof err);
+            st = llm_adamw_init(&opt, &ps, &acfg, &err);
+            judge("adamw.init", st, &err, st == LLM_OK || memcmp(&opt, &omark, sizeof opt) == 0);
+            if (st == LLM_OK) {
+                size_t steps = opt.steps;
+                double first = ps.items[0].value.data[0];
+                mu.divisor = chance(80) ? 1.0 : value();
+                mu.factor = chance(80) ? 1.0 : value();
+                if (chance(20))
+                    ps.items[draw(ps.count)].grad.data[0] = value();
+                memset(&err, 0, sizeof err);
+                st = llm_adamw_step(&opt, &ps, mu, chance(80) ? 1e-3 : value(), &err);
+                judge("adamw.step", st, &err,
+                      st == LLM_OK || (opt.steps == steps &&
+                                       memcmp(&first, &ps.items[0].value.data[0],
+                                              sizeof first) == 0));
+                llm_adamw_free(&opt);
+            }
+        }
+        llm_tape_free(&tape);
+        llm_decoder_free(&dec);
+    }
+    llm_params_free(&ps);
+    {
+        llm_rope rope, rmark;
+        memset(&rmark, 0x5a, sizeof rmark);
+        rope = rmark;
+        memset(&err, 0, sizeof err);
+        st = llm_rope_init(&rope, small(), positive(), small() % 64, (llm_rope_pairing)draw(2),
+                           &err);
+        judge("rope.init", st, &err, st == LLM_OK || memcmp(&rope, &rmark, sizeof rope) == 0);
+        if (st == LLM_OK) {
+            llm_tensor owned, x = tensor(&owned), out, marker;
+            size_t pos[8];
+            memset(&marker, 0x5a, sizeof marker);
+            for (k = 0; k < 8; k++)
+                pos[k] = index_near(rope.capacity);
+            out = marker;
+            memset(&err, 0, sizeof err);
+            st = llm_rope_apply(&rope, maybe_null(&x), chance(5) ? NULL : pos, draw(9), &out,
+                                &err);
+            judge("rope.apply", st, &err, st == LLM_OK || MARKED(out));
+            if (st == LLM_OK)
+                llm_tensor_free(&out);
+            llm_tensor_free(&owned);
+            llm_rope_free(&rope);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void one_case(uint64_t seed, int fd)
+{
+    size_t counts[2];
+    int k;
+    llm_rng_seed(&rng, seed);
+    for (k = 0; k < 4; k++) {
+        tensor_calls();
+        tape_calls();
+    }
+    model_calls();
+    counts[0] = calls;
+    counts[1] = refusals;
+    if (write(fd, counts, sizeof counts) != (ssize_t)sizeof counts)
+        exit(4);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long cases = argc > 1 ? strtoul(argv[1], NULL, 10) : 300;
+    unsigned long seed = argc > 2 ? strtoul(argv[2], NULL, 10) : 1, i;
+    size_t total_calls = 0, total_refusals = 0, crashes = 0, violations = 0;
+    for (i = 0; i < cases; i++) {
+        int fds[2], status;
+        size_t counts[2] = {0, 0};
+        pid_t pid;
+        if (pipe(fds) != 0)
+            return 2;
+        fflush(stdout);
+        pid = fork();
+        if (pid < 0)
+            return 2;
+        if (pid == 0) {
+            close(fds[0]);
+            one_case(seed * 1000003u + i, fds[1]);
+            _exit(0);
+        }
+        close(fds[1]);
+        if (read(fds[0], counts, sizeof counts) != (ssize_t)sizeof counts)
+            counts[0] = counts[1] = 0;
+        close(fds[0]);
+        waitpid(pid, &status, 0);
+        total_calls += counts[0];
+        total_refusals += counts[1];
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+            violations++;
+            fprintf(stderr, "hostile: case %lu (seed %lu) broke a promise\n", i, seed);
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            crashes++;
+            fprintf(stderr, "hostile: case %lu (seed %lu) crashed\n", i, seed);
+        }
+    }
+    printf("hostile: %lu cases, %zu calls, %zu refusals, %zu crashes, %zu state violations\n",
+           cases, total_calls, total_refusals, crashes, violations);
+    return crashes + violations > 0 ? 1 : 0;
+}
