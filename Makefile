@@ -35,6 +35,13 @@ SLUGS     := $(patsubst chapters/%.nw,%,$(CHAPTERS))
 LIB_SRCS  := $(sort $(wildcard tangled/src/*.c))
 LIB_OBJS  := $(patsubst tangled/src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS  := $(patsubst tangled/src/%.c,$(B)/san/%.o,$(LIB_SRCS))
+EVID_SRCS := $(sort $(wildcard tangled/evidence/*.c))
+EVID_OBJS := $(patsubst tangled/evidence/%.c,$(B)/evidence/%.o,$(EVID_SRCS))
+EVID_SAN  := $(patsubst tangled/evidence/%.c,$(B)/san/evidence/%.o,$(EVID_SRCS))
+# The demo layer (reports, traces, refusal rows) is an archive of its own:
+# demos, tests and benchmarks link it, the library never does.
+EVID_LIB  := $(B)/libllm-evidence.a $(B)/libllm.a
+EVID_SLIB := $(B)/san/libllm-evidence.a $(B)/san/libllm.a
 DEMOS     := $(addprefix $(B)/bin/ch,$(SLUGS))
 REPORTS   := $(addprefix $(B)/reports/ch,$(addsuffix .txt,$(SLUGS)))
 TRACES    := $(addprefix $(B)/traces/ch,$(addsuffix .trace,$(SLUGS)))
@@ -45,7 +52,7 @@ PAGES     := $(SLUGS) identifiers index
 
 .PHONY: all build deps tangle lib demos reports unit figures html pdf bench \
         check check-reports check-portable check-valgrind check-parity \
-        check-site check-hostile expected clean mutate
+        check-site check-hostile check-layers expected clean mutate
 
 all:
 	@tools/install-deps.sh
@@ -78,12 +85,41 @@ $(B)/san/libllm.a: $(SAN_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-lib: $(B)/libllm.a
+$(B)/evidence/%.o: tangled/evidence/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(B)/san/evidence/%.o: tangled/evidence/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN) -c $< -o $@
+
+$(B)/libllm-evidence.a: $(EVID_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/san/libllm-evidence.a: $(EVID_SAN)
+	@rm -f $@
+	ar rcs $@ $^
+
+lib: $(B)/libllm.a $(B)/libllm-evidence.a
+
+# No source of the library includes the demo layer's header, and the
+# archive defines none of its functions.
+check-layers: $(B)/libllm.a
+	@status=0; \
+	for f in $$(grep -l '"llm/evidence.h"' tangled/src/*.c tangled/include/llm/*.h); do \
+	  [ "$$f" = tangled/include/llm/evidence.h ] && continue; \
+	  echo "layers: $$f includes llm/evidence.h; the library must not depend on the demo layer"; \
+	  status=1; \
+	done; \
+	leaked=$$(nm -g --defined-only $(B)/libllm.a | awk '$$3 ~ /^llm_(demo|trace)_|^llm_fmt(_list)?$$/ { print $$3 }'); \
+	if [ -n "$$leaked" ]; then echo "layers: libllm.a defines demo-layer functions:" $$leaked; status=1; fi; \
+	exit $$status
 
 # ------------------------------------------------------------------- demos --
-$(B)/bin/%: tangled/demos/%.c $(B)/libllm.a
+$(B)/bin/%: tangled/demos/%.c $(EVID_LIB)
 	@mkdir -p $(@D) $(B)/dep
-	$(CC) $(ALL_CFLAGS) -MF $(B)/dep/$*.d $< $(B)/libllm.a -lm -o $@
+	$(CC) $(ALL_CFLAGS) -MF $(B)/dep/$*.d $< $(EVID_LIB) -lm -o $@
 
 demos: $(DEMOS)
 
@@ -130,9 +166,9 @@ check-valgrind: $(DEMOS)
 BENCH_SRCS := $(sort $(wildcard tangled/bench/*.c))
 BENCHES    := $(patsubst tangled/bench/%.c,$(B)/bench/%,$(BENCH_SRCS))
 
-$(B)/bench/%: tangled/bench/%.c $(B)/libllm.a
+$(B)/bench/%: tangled/bench/%.c $(EVID_LIB)
 	@mkdir -p $(@D) $(B)/dep
-	$(CC) $(ALL_CFLAGS) -MF $(B)/dep/bench-$*.d $< $(B)/libllm.a -lm -o $@
+	$(CC) $(ALL_CFLAGS) -MF $(B)/dep/bench-$*.d $< $(EVID_LIB) -lm -o $@
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
@@ -177,13 +213,13 @@ $(B)/tests/san/%.o: tests/%.c
 
 $(B)/tests/check_main.o $(B)/tests/san/check_main.o: $(B)/tests/suites.h
 
-$(B)/bin/unit-tests: $(TEST_OBJS) $(B)/libllm.a
+$(B)/bin/unit-tests: $(TEST_OBJS) $(EVID_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_OBJS) $(B)/libllm.a $$(pkg-config --libs check) -lm -o $@
+	$(CC) $(TEST_OBJS) $(EVID_LIB) $$(pkg-config --libs check) -lm -o $@
 
-$(B)/bin/unit-tests-san: $(TEST_SAN_OBJS) $(B)/san/libllm.a
+$(B)/bin/unit-tests-san: $(TEST_SAN_OBJS) $(EVID_SLIB)
 	@mkdir -p $(@D)
-	$(CC) $(SAN) $(TEST_SAN_OBJS) $(B)/san/libllm.a $$(pkg-config --libs check) -lm -o $@
+	$(CC) $(SAN) $(TEST_SAN_OBJS) $(EVID_SLIB) $$(pkg-config --libs check) -lm -o $@
 
 unit: $(B)/bin/unit-tests $(B)/bin/unit-tests-san
 	$(B)/bin/unit-tests
@@ -298,6 +334,7 @@ check:
 	@tools/stage tangle     tools/check-tangle.sh $(B)/tangle-check $(CHAPTERS)
 	@tools/stage parity     $(MAKE) --no-print-directory check-parity
 	@tools/stage build      $(MAKE) -s --no-print-directory lib demos $(B)/bin/unit-tests $(B)/bin/unit-tests-san $(B)/bin/hostile-san
+	@tools/stage layers     $(MAKE) -s --no-print-directory check-layers
 	@tools/stage unit       $(B)/bin/unit-tests
 	@tools/stage unit-asan  env $(SAN_ENV) $(B)/bin/unit-tests-san
 	@tools/stage hostile    $(MAKE) -s --no-print-directory check-hostile
@@ -312,4 +349,4 @@ check:
 clean:
 	rm -rf build
 
--include $(wildcard $(B)/obj/*.d $(B)/san/*.d $(B)/dep/*.d $(B)/tests/*.d $(B)/tests/san/*.d)
+-include $(wildcard $(B)/obj/*.d $(B)/san/*.d $(B)/evidence/*.d $(B)/san/evidence/*.d $(B)/dep/*.d $(B)/tests/*.d $(B)/tests/san/*.d)

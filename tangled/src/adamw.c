@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/evidence.h"
 #include "llm/train.h"
 
 /* The buffer position of the element at idx in t. */

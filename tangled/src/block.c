@@ -2,7 +2,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "llm/evidence.h"
 #include "llm/model.h"
 
 /* LLM_OK when a block of these sizes can be built. */

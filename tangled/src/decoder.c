@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/evidence.h"
 #include "llm/model.h"
 
 static llm_status config_check(const llm_decoder_config *c, const char *stage,

@@ -49,6 +49,20 @@ const char *llm_status_name(llm_status code)
     return status_names[code];
 }
 
+char *llm_fmt_sizes(char *buf, size_t size, const size_t *x, size_t n)
+{
+    size_t used = 0, i;
+    if (buf == NULL || size == 0)
+        return buf;
+    buf[0] = '\0';
+    if (n == 0)
+        snprintf(buf, size, "[]");
+    for (i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%zu%s",
+                                 i == 0 ? "[" : ", ", x[i], i + 1 == n ? "]" : "");
+    return buf;
+}
+
 static size_t alloc_calls, alloc_fail_at;      /* one thread only */
 
 static int alloc_refused(void)

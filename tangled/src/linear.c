@@ -57,18 +57,6 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
     *lin = made;
     return LLM_OK;
 }
-/* "[2, 3]" for messages; rank is at most LLM_MAX_RANK. */
-static char *shape_text(char *buf, size_t size, const size_t *shape, size_t rank)
-{
-    size_t used = 0, k;
-    used += (size_t)snprintf(buf, size, "[");
-    for (k = 0; k < rank && used < size; k++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%zu", k ? ", " : "", shape[k]);
-    if (used < size)
-        snprintf(buf + used, size - used, "]");
-    return buf;
-}
-
 /* Parameter at of ps exists and has the given shape. */
 static llm_status check_param(const llm_linear *lin, const llm_params *ps, size_t at,
                               size_t rank, const size_t *shape, const char *what,
@@ -84,8 +72,8 @@ static llm_status check_param(const llm_linear *lin, const llm_params *ps, size_
     if (p->value.rank != rank || memcmp(p->value.shape, shape, rank * sizeof *shape) != 0)
         return llm_fail(err, LLM_ERR_SHAPE, "linear.forward",
                         "%s '%s' has shape %s; a %zu -> %zu layer needs %s", what,
-                        p->name, shape_text(got, sizeof got, p->value.shape, p->value.rank),
-                        lin->d_in, lin->d_out, shape_text(want, sizeof want, shape, rank));
+                        p->name, llm_fmt_sizes(got, sizeof got, p->value.shape, p->value.rank),
+                        lin->d_in, lin->d_out, llm_fmt_sizes(want, sizeof want, shape, rank));
     return LLM_OK;
 }
 llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *tape,
@@ -116,7 +104,7 @@ llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *t
     if (xv->shape[rank - 1] != lin->d_in)
         return llm_fail(err, LLM_ERR_SHAPE, "linear.forward",
                         "x has shape %s; a %zu -> %zu layer needs the last axis %zu",
-                        shape_text(buf, sizeof buf, xv->shape, rank), lin->d_in,
+                        llm_fmt_sizes(buf, sizeof buf, xv->shape, rank), lin->d_in,
                         lin->d_out, lin->d_in);
     rows[0] = 1;                               /* N, the product of the leading axes */
     for (k = 0; k + 1 < rank; k++)

@@ -4,19 +4,6 @@
 
 #include "llm/nn.h"
 
-/* "[2, 3]" for messages; rank is at most LLM_MAX_RANK. */
-static char *residual_shape(char *buf, size_t size, const llm_tensor *t)
-{
-    size_t used = 0, k;
-    used += (size_t)snprintf(buf, size, "[");
-    for (k = 0; k < t->rank && used < size; k++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%zu", k ? ", " : "",
-                                 t->shape[k]);
-    if (used < size)
-        snprintf(buf + used, size - used, "]");
-    return buf;
-}
-
 llm_status llm_residual_add(llm_tape *tape, llm_var x, llm_var fx, llm_var *y,
                             llm_error *err)
 {
@@ -35,7 +22,7 @@ llm_status llm_residual_add(llm_tape *tape, llm_var x, llm_var fx, llm_var *y,
         || memcmp(xv->shape, fv->shape, xv->rank * sizeof *xv->shape) != 0)
         return llm_fail(err, LLM_ERR_SHAPE, "residual.add",
                         "x has shape %s and F(x) %s; a residual adds equal shapes "
-                        "only, without broadcasting", residual_shape(a, sizeof a, xv),
-                        residual_shape(b, sizeof b, fv));
+                        "only, without broadcasting", llm_fmt_sizes(a, sizeof a, xv->shape, xv->rank),
+                        llm_fmt_sizes(b, sizeof b, fv->shape, fv->rank));
     return llm_tape_add(tape, x, fx, y, err);
 }

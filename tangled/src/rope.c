@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "llm/attention.h"
-#include "llm/evidence.h"
 
 /* theta_k = base^(-2k/d) */
 static double rope_frequency(double base, size_t d, size_t k)

@@ -50,8 +50,7 @@ static llm_status swiglu_weight(const llm_params *ps, size_t index, size_t rows,
                                 size_t cols, const char *what, llm_error *err)
 {
     const llm_tensor *v;
-    char shape[64] = "[";
-    size_t k, used;
+    char shape[64];
     if (index >= ps->count)
         return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.forward",
                         "the %s weight is at position %zu of a list of %zu parameters",
@@ -59,15 +58,11 @@ static llm_status swiglu_weight(const llm_params *ps, size_t index, size_t rows,
     v = &ps->items[index].value;
     if (v->rank == 2 && v->shape[0] == rows && v->shape[1] == cols)
         return LLM_OK;
-    for (k = 0; k < v->rank && k < 3; k++) {      /* "[3, 2]", enough for a message */
-        used = strlen(shape);
-        snprintf(shape + used, sizeof shape - used, "%s%zu", k > 0 ? ", " : "", v->shape[k]);
-    }
-    used = strlen(shape);
-    snprintf(shape + used, sizeof shape - used, "%s]", v->rank > 3 ? ", ..." : "");
     return llm_fail(err, LLM_ERR_SHAPE, "swiglu.forward",
                     "the %s weight '%s' must be [%zu, %zu], it is %s", what,
-                    ps->items[index].name, rows, cols, shape);
+                    ps->items[index].name, rows, cols,
+                    llm_fmt_sizes(shape, sizeof shape, v->shape,
+                                  v->rank < LLM_MAX_RANK ? v->rank : LLM_MAX_RANK));
 }
 llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *tape,
                               llm_var x, llm_var *y, llm_error *err)

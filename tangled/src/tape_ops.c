@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "llm/autodiff.h"
-#include "llm/evidence.h"
 #include "llm/tensor.h"
 
 /* *values = t's elements in row-major order: t's own buffer when t is

@@ -56,6 +56,10 @@ const char *llm_status_name(llm_status code);
      pointer and returns 0 (llm_tensor_free, llm_index_next, the generator);
    - llm_fail with a null format records an empty message. */
 
+/* n sizes as "[2, 2, 3]" ("[]" for none) in buf, cut to size; returns buf.
+   The one shape formatter of the library's messages and the demos. */
+char *llm_fmt_sizes(char *buf, size_t size, const size_t *x, size_t n);
+
 /* The library's allocations: malloc, calloc and realloc, except that the
    call chosen by llm_alloc_fail_at returns NULL (realloc then leaves its
    block as it was). */

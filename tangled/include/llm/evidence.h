@@ -26,10 +26,10 @@ void llm_trace_row(llm_trace *trace, const char *table, size_t ncells,
                    const char *const *cells);
 
 /* x with the given decimals ("-0.000" is written "0.000"; "nan", "inf");
-   a list "[a, b, c]"; a list of sizes "[2, 2, 3]". Each returns buf. */
+   a list "[a, b, c]". Each returns buf. A list of sizes is llm_fmt_sizes
+   of llm/error.h, the one the library's messages use. */
 char *llm_fmt(char *buf, size_t size, double x, int decimals);
 char *llm_fmt_list(char *buf, size_t size, const double *x, size_t n, int decimals);
-char *llm_fmt_sizes(char *buf, size_t size, const size_t *x, size_t n);
 
 /* 1 when st is LLM_OK; else prints "<demo>: unexpected <code> error in
    <stage>: <message>" on stderr and returns 0. */

@@ -66,18 +66,6 @@ char *llm_fmt_list(char *buf, size_t size, const double *x, size_t n, int decima
     }
     return buf;
 }
-
-char *llm_fmt_sizes(char *buf, size_t size, const size_t *x, size_t n)
-{
-    size_t used = 0, i;
-    buf[0] = '\0';
-    if (n == 0)
-        snprintf(buf, size, "[]");
-    for (i = 0; i < n && used < size; i++)
-        used += (size_t)snprintf(buf + used, size - used, "%s%zu%s",
-                                 i == 0 ? "[" : ", ", x[i], i + 1 == n ? "]" : "");
-    return buf;
-}
 void llm_trace_value(llm_trace *trace, const char *key, const char *value)
 {
     if (trace->fp != NULL && fprintf(trace->fp, "v\t%s\t%s\n", key, value) < 0)
