@@ -1,4 +1,5 @@
-/* llm/attention.h -- attention */
+/* llm/attention.h -- the attention module: Q/K/V projections, attention
+   and its causal form, RoPE, multi-head attention. Built by chapters 26-30. */
 #ifndef LLM_ATTENTION_H
 #define LLM_ATTENTION_H
 

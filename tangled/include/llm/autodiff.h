@@ -1,4 +1,6 @@
-/* llm/autodiff.h -- reverse-mode automatic differentiation */
+/* llm/autodiff.h -- the autodiff module: the scalar tape (llm_stape) and
+   the tensor tape (llm_tape) with its operations and their VJPs. Built by
+   chapters 14-16, and 27-29 (softmax, causal softmax and RoPE on the tape). */
 #ifndef LLM_AUTODIFF_H
 #define LLM_AUTODIFF_H
 

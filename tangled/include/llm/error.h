@@ -1,5 +1,7 @@
-/* llm/error.h -- named errors: every rejection says what and where; the
-   one allocator whose refusals they report. */
+/* llm/error.h -- the error module: named errors (every rejection says what
+   and where), the shape formatter of their messages, and the one allocator
+   whose refusals they report. Built by chapters 8 (the tensor chapters'
+   codes), 14, 17 and 30 (the codes of autodiff, names and configurations). */
 #ifndef LLM_ERROR_H
 #define LLM_ERROR_H
 

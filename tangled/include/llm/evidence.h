@@ -1,4 +1,6 @@
-/* llm/evidence.h -- what every demo shares: arguments, numbers, traces. */
+/* llm/evidence.h -- the demo layer, not the library: what every demo shares
+   (arguments, numbers, traces, refusal rows), in libllm-evidence.a.
+   Built by chapter 8. */
 #ifndef LLM_EVIDENCE_H
 #define LLM_EVIDENCE_H
 

@@ -1,4 +1,5 @@
-/* llm/model.h -- the decoder block and the decoder model */
+/* llm/model.h -- the model module: the decoder block and the decoder.
+   Built by chapters 31 and 32. */
 #ifndef LLM_MODEL_H
 #define LLM_MODEL_H
 

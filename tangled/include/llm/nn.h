@@ -1,4 +1,6 @@
-/* llm/nn.h -- parameters and layers */
+/* llm/nn.h -- the nn module: the generator, parameter lists and the layers
+   (embedding, linear, SwiGLU, residual, RMSNorm). Built by chapters 17-20,
+   24 and 25. */
 #ifndef LLM_NN_H
 #define LLM_NN_H
 

@@ -1,4 +1,6 @@
-/* llm/tensor.h -- f64 tensors: storage, views, maps, products, softmax. */
+/* llm/tensor.h -- the tensor module: f64 storage, views, broadcast maps and
+   reductions, matrix products, softmax and losses, gradient checking.
+   Built by chapters 8-13. */
 #ifndef LLM_TENSOR_H
 #define LLM_TENSOR_H
 

@@ -1,4 +1,5 @@
-/* llm/train.h -- optimisation and training */
+/* llm/train.h -- the train module: batches, loss accumulation, gradient
+   clipping and AdamW. Built by chapters 21 and 22. */
 #ifndef LLM_TRAIN_H
 #define LLM_TRAIN_H
 
