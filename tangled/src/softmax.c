@@ -38,8 +38,6 @@ static size_t position(const llm_tensor *t, const size_t *idx)
 static llm_status check_axis(const char *stage, const llm_tensor *x, size_t axis,
                              llm_error *err)
 {
-    if (x == NULL || x->data == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no logits tensor");
     if (llm_tensor_check(x, "logits", stage, err) != LLM_OK)
         return LLM_ERR_ARGUMENT;
     if (x->rank == 0)
