@@ -295,9 +295,18 @@ END_TEST
 
 /* ------------------------------------------- vector-Jacobian products */
 
+/* the operations under test; P_DETACH stands for the copying reshape */
+typedef enum probe_op {
+    P_ADD, P_SUB, P_MUL, P_RESHAPE, P_TRANSPOSE, P_SUM, P_MEAN, P_SUM_ALL, P_DETACH
+} probe_op;
+
+static const char *const probe_names[] = {
+    "add", "sub", "mul", "reshape", "transpose", "sum", "mean", "sum_all", "copying reshape"
+};
+
 typedef struct probe {
     llm_tape tape;
-    llm_op op;
+    probe_op op;
     int theta_is_b;
     const llm_tensor *other;
     size_t axis, axis2;
@@ -316,23 +325,23 @@ static llm_status probe_record(probe *pr, const llm_tensor *theta, llm_tensor *g
     if (st != LLM_OK)
         return st;
     switch (pr->op) {
-    case LLM_OP_ADD:
-    case LLM_OP_SUB:
-    case LLM_OP_MUL:
+    case P_ADD:
+    case P_SUB:
+    case P_MUL:
         if ((st = llm_tape_constant(&pr->tape, pr->other, &o, err)) != LLM_OK)
             return st;
         a = pr->theta_is_b ? o : t;
         b = pr->theta_is_b ? t : o;
-        if (pr->op == LLM_OP_ADD)
+        if (pr->op == P_ADD)
             return llm_tape_add(&pr->tape, a, b, y, err);
-        if (pr->op == LLM_OP_SUB)
+        if (pr->op == P_SUB)
             return llm_tape_sub(&pr->tape, a, b, y, err);
         return llm_tape_mul(&pr->tape, a, b, y, err);
-    case LLM_OP_RESHAPE:   return llm_tape_reshape(&pr->tape, t, pr->rank, pr->shape, y, err);
-    case LLM_OP_TRANSPOSE: return llm_tape_transpose(&pr->tape, t, pr->axis, pr->axis2, y, err);
-    case LLM_OP_SUM:       return llm_tape_sum(&pr->tape, t, pr->axis, pr->keepdim, y, err);
-    case LLM_OP_MEAN:      return llm_tape_mean(&pr->tape, t, pr->axis, pr->keepdim, y, err);
-    case LLM_OP_DETACH:    /* a reshape of a transpose: the copying reshape */
+    case P_RESHAPE:   return llm_tape_reshape(&pr->tape, t, pr->rank, pr->shape, y, err);
+    case P_TRANSPOSE: return llm_tape_transpose(&pr->tape, t, pr->axis, pr->axis2, y, err);
+    case P_SUM:       return llm_tape_sum(&pr->tape, t, pr->axis, pr->keepdim, y, err);
+    case P_MEAN:      return llm_tape_mean(&pr->tape, t, pr->axis, pr->keepdim, y, err);
+    case P_DETACH:    /* a reshape of a transpose: the copying reshape */
         if ((st = llm_tape_transpose(&pr->tape, t, pr->axis, pr->axis2, &o, err)) != LLM_OK)
             return st;
         return llm_tape_reshape(&pr->tape, o, pr->rank, pr->shape, y, err);
@@ -394,7 +403,7 @@ static void check_probe(probe *pr, llm_tensor *theta)
     ck_assert_int_eq(llm_gradient_check(probe_value, pr, theta, grad.data, coords,
                                         theta->size, 1e-5, 1e-7, &worst, &failures, &err),
                      LLM_OK);
-    ck_assert_msg(failures == 0, "op %s: %zu failures, worst %g", llm_op_name(pr->op),
+    ck_assert_msg(failures == 0, "op %s: %zu failures, worst %g", probe_names[pr->op],
                   failures, worst);
     llm_tensor_free(&grad);
     llm_tensor_free(&pr->weight);
@@ -405,7 +414,7 @@ START_TEST(binary_products_in_every_broadcast_combination)
     /* rank 0, rank 1 and rank 2 shapes that broadcast with each other */
     static const size_t ranks[6] = {0, 1, 2, 2, 2, 1};
     static const size_t shapes[6][2] = {{0, 0}, {3, 0}, {2, 3}, {2, 1}, {1, 3}, {1, 0}};
-    static const llm_op ops[3] = {LLM_OP_ADD, LLM_OP_SUB, LLM_OP_MUL};
+    static const probe_op ops[3] = {P_ADD, P_SUB, P_MUL};
     probe pr;
     size_t i, j, o;
     memset(&pr, 0, sizeof pr);
@@ -446,31 +455,31 @@ START_TEST(unary_products_on_every_axis)
     ck_assert_int_eq(llm_tape_init(&pr.tape, 2, NULL), LLM_OK);
     for (axis = 0; axis < 3; axis++) {
         for (b = 0; b < 2; b++) {
-            pr.op = LLM_OP_SUM;
+            pr.op = P_SUM;
             pr.axis = axis;
             pr.keepdim = (int)b;
             check_probe(&pr, &t3);
-            pr.op = LLM_OP_MEAN;
+            pr.op = P_MEAN;
             check_probe(&pr, &t3);
         }
         for (b = 0; b < 3; b++) {
-            pr.op = LLM_OP_TRANSPOSE;
+            pr.op = P_TRANSPOSE;
             pr.axis = axis;
             pr.axis2 = b;
             check_probe(&pr, &t3);
         }
     }
-    pr.op = LLM_OP_SUM;
+    pr.op = P_SUM;
     pr.axis = 0;
     pr.keepdim = 0;
     check_probe(&pr, &t1);                 /* a rank-1 sum gives a scalar */
-    pr.op = LLM_OP_MEAN;
+    pr.op = P_MEAN;
     pr.keepdim = 1;
     check_probe(&pr, &t1);
-    pr.op = LLM_OP_SUM_ALL;
+    pr.op = P_SUM_ALL;
     check_probe(&pr, &t3);
     check_probe(&pr, &t0);
-    pr.op = LLM_OP_RESHAPE;                /* a view */
+    pr.op = P_RESHAPE;                /* a view */
     pr.rank = 3;
     pr.shape[0] = 3;
     pr.shape[1] = 1;
@@ -478,7 +487,7 @@ START_TEST(unary_products_on_every_axis)
     check_probe(&pr, &t2);
     pr.rank = 0;
     check_probe(&pr, &t0);                 /* a scalar stays a scalar */
-    pr.op = LLM_OP_DETACH;                 /* here: reshape(transpose(theta)), a copy */
+    pr.op = P_DETACH;                 /* here: reshape(transpose(theta)), a copy */
     pr.axis = 0;
     pr.axis2 = 2;
     pr.rank = 2;
@@ -529,12 +538,38 @@ START_TEST(names_init_free_and_reuse)
 {
     static const char *const names[] = {"leaf", "const", "add", "sub", "mul", "reshape",
                                         "transpose", "sum", "mean", "sum_all", "detach"};
+    static const double x[6] = {1, 2, 3, 4, 5, 6};
+    const size_t s23[2] = {2, 3}, s6[1] = {6};
+    const llm_op nameless = {NULL, NULL};
+    llm_tensor t;
     llm_tape tape;
+    llm_var v[11];
     size_t i;
-    for (i = 0; i < sizeof names / sizeof names[0]; i++)
-        ck_assert_str_eq(llm_op_name((llm_op)i), names[i]);
-    ck_assert_str_eq(llm_op_name(LLM_OP_COUNT), "unknown");
-    ck_assert_str_eq(llm_op_name((llm_op)-1), "unknown");
+    /* every operation of the chapter, recorded, names itself */
+    ck_assert_int_eq(llm_tensor_from(&t, 2, s23, x, 6, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &t, NULL, &v[0], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &t, &v[1], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_add(&tape, v[0], v[1], &v[2], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sub(&tape, v[0], v[1], &v[3], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_mul(&tape, v[0], v[1], &v[4], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_reshape(&tape, v[0], 1, s6, &v[5], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_transpose(&tape, v[0], 0, 1, &v[6], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sum(&tape, v[0], 1, 0, &v[7], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_mean(&tape, v[0], 0, 1, &v[8], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sum_all(&tape, v[0], &v[9], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_detach(&tape, v[0], &v[10], NULL), LLM_OK);
+    for (i = 0; i < 11; i++)
+        ck_assert_str_eq(llm_op_name(tape.nodes[v[i].id].op), names[i]);
+    ck_assert_ptr_eq(tape.nodes[v[0].id].op, &llm_op_leaf);
+    ck_assert_ptr_eq(tape.nodes[v[1].id].op, &llm_op_const);
+    ck_assert(llm_op_leaf.vjp == NULL && llm_op_const.vjp == NULL);
+    for (i = 2; i < 10; i++)                  /* every operation with an edge has a VJP */
+        ck_assert(tape.nodes[v[i].id].op->vjp != NULL);
+    llm_tape_free(&tape);
+    llm_tensor_free(&t);
+    ck_assert_str_eq(llm_op_name(NULL), "unknown");
+    ck_assert_str_eq(llm_op_name(&nameless), "unknown");
     llm_tape_free(NULL);
     ck_assert_int_eq(llm_tape_init(&tape, 0, NULL), LLM_OK);
     ck_assert_uint_eq(tape.capacity, 1);

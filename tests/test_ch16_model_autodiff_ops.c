@@ -763,13 +763,35 @@ END_TEST
 
 START_TEST(operation_names)
 {
-    ck_assert_str_eq(llm_op_name(LLM_OP_MATMUL), "matmul");
-    ck_assert_str_eq(llm_op_name(LLM_OP_GATHER), "gather");
-    ck_assert_str_eq(llm_op_name(LLM_OP_RECIPROCAL), "reciprocal");
-    ck_assert_str_eq(llm_op_name(LLM_OP_SILU), "silu");
-    ck_assert_str_eq(llm_op_name(LLM_OP_LOG_SOFTMAX), "log_softmax");
-    ck_assert_str_eq(llm_op_name(LLM_OP_NLL_MEAN), "nll_mean");
-    ck_assert_str_eq(llm_op_name(LLM_OP_COUNT), "unknown");
+    /* every operation of the chapter, recorded, names itself and has a VJP */
+    static const char *const names[] = {"matmul", "gather", "exp", "log", "sqrt",
+                                        "reciprocal", "sigmoid", "silu", "log_softmax",
+                                        "nll_mean"};
+    static const double x[4] = {1, 2, 3, 4};
+    const size_t s22[2] = {2, 2}, ids[2] = {1, 0}, targets[2] = {0, 1};
+    llm_tensor t;
+    llm_tape tape;
+    llm_var a, v[10];
+    size_t i;
+    ck_assert_int_eq(llm_tensor_from(&t, 2, s22, x, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &t, NULL, &a, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_matmul(&tape, a, a, 0, 1, &v[0], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_gather(&tape, a, ids, 1, &ids[1], &v[1], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_exp(&tape, a, &v[2], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_log(&tape, a, &v[3], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sqrt(&tape, a, &v[4], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_reciprocal(&tape, a, &v[5], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sigmoid(&tape, a, &v[6], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_silu(&tape, a, &v[7], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_log_softmax(&tape, a, 1, &v[8], NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_nll_mean(&tape, a, targets, 2, &v[9], NULL), LLM_OK);
+    for (i = 0; i < 10; i++) {
+        ck_assert_str_eq(llm_op_name(tape.nodes[v[i].id].op), names[i]);
+        ck_assert(tape.nodes[v[i].id].op->vjp != NULL);
+    }
+    llm_tape_free(&tape);
+    llm_tensor_free(&t);
 }
 END_TEST
 

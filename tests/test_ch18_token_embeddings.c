@@ -58,7 +58,7 @@ static size_t table_leaves(const llm_tape *tape, const llm_param *p)
 {
     size_t i, n = 0;
     for (i = 0; i < tape->count; i++)
-        n += tape->nodes[i].op == LLM_OP_LEAF && tape->nodes[i].grad == &p->grad;
+        n += tape->nodes[i].op == &llm_op_leaf && tape->nodes[i].grad == &p->grad;
     return n;
 }
 

@@ -288,7 +288,7 @@ START_TEST(a_bias_free_layer_computes_x_w)
     read_all(p.y, y);
     assert_values(y, want, 6);
     for (i = 0; i < p.tape.count; i++)
-        leaves += p.tape.nodes[i].op == LLM_OP_LEAF;
+        leaves += p.tape.nodes[i].op == &llm_op_leaf;
     ck_assert_uint_eq(leaves, 2);                          /* x and W, no bias */
     pass_backward(&p, fix_g);
     assert_values(p.dx.data, want_dx, 4);                  /* the bias does not enter */
@@ -409,7 +409,7 @@ START_TEST(a_layer_used_twice_records_its_parameters_once)
     ck_assert_int_eq(llm_linear_forward(&f.lin, &f.ps, &p.tape, p.xv, &y2, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_add(&p.tape, p.yv, y2, &z, NULL), LLM_OK);
     for (i = 0; i < p.tape.count; i++)
-        leaves += p.tape.nodes[i].op == LLM_OP_LEAF;
+        leaves += p.tape.nodes[i].op == &llm_op_leaf;
     ck_assert_uint_eq(leaves, 3);                           /* x, W, b */
     ck_assert_int_eq(llm_tensor_from(&seed, 2, (const size_t[]){2, 3}, fix_g, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_backward(&p.tape, z, &seed, 0, NULL), LLM_OK);
@@ -620,7 +620,7 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
     /* and the layer still works on the same tape: its first node takes the
        first id after the refusals, which left nothing behind */
     ck_assert_int_eq(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, NULL), LLM_OK);
-    ck_assert_uint_eq(tape.nodes[nodes].op, LLM_OP_LEAF);
+    ck_assert_ptr_eq(tape.nodes[nodes].op, &llm_op_leaf);
     ck_assert_ptr_eq(tape.nodes[nodes].grad, &f.ps.items[f.lin.weight].grad);
     {
         const llm_tensor *yv;

@@ -568,7 +568,7 @@ START_TEST(two_passes_on_one_tape_share_the_weights_leaves)
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, v0, &y0, NULL), LLM_OK);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, v1, &y1, NULL), LLM_OK);
     for (i = 0; i < tape.count; i++)
-        leaves += tape.nodes[i].op == LLM_OP_LEAF;
+        leaves += tape.nodes[i].op == &llm_op_leaf;
     ck_assert_uint_eq(leaves, 3);                     /* gate, up, down, once each */
     ck_assert_int_eq(llm_tape_add(&tape, y0, y1, &z, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_backward(&tape, z, &seed2, 0, NULL), LLM_OK);

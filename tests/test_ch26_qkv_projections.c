@@ -588,7 +588,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_outputs_alone)
     /* the rewound leaves are not found again: the next call records the
        query's weight afresh at the first free id */
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &v, NULL), LLM_OK);
-    ck_assert_int_eq(tape.nodes[nodes].op, LLM_OP_LEAF);
+    ck_assert_ptr_eq(tape.nodes[nodes].op, &llm_op_leaf);
     ck_assert_ptr_eq(tape.nodes[nodes].grad, &ps.items[qkv.query.weight].grad);
     ck_assert_uint_eq(ps.count, 3);
     llm_tape_free(&tape);

@@ -185,7 +185,7 @@ START_TEST(test_head_is_the_table)
         }
     }
     for (i = 0; i < m.tape.count; i++)
-        if (m.tape.nodes[i].op == LLM_OP_LEAF && m.tape.nodes[i].value.data == E) {
+        if (m.tape.nodes[i].op == &llm_op_leaf && m.tape.nodes[i].value.data == E) {
             leaves++;
             leaf = i;
         }

@@ -3,7 +3,10 @@
    16. Prints milliseconds per step for the forward pass with the loss, the
    backward pass and the AdamW step (medians over the timed steps), nodes
    and bytes per step. Not part of make check: the numbers depend on the
-   machine. */
+   machine. With an argument FILE it also writes, one %a per line, the bits
+   of the first step's loss, logits and gradients and of the parameters
+   after the last step: two builds of the library compute the same step
+   exactly when their files are the same. */
 #define _XOPEN_SOURCE 700
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +48,15 @@ static size_t tape_bytes(const llm_tape *tape)
     }
     return bytes;
 }
-int main(void)
+/* the n doubles at x, one hexadecimal float per line */
+static void dump(FILE *f, const double *x, size_t n)
+{
+    size_t i;
+    for (i = 0; f != NULL && i < n; i++)
+        fprintf(f, "%a\n", x[i]);
+}
+
+int main(int argc, char **argv)
 {
     static const llm_decoder_config cfg = {79, 64, 2, 128, 2, CONTEXT, 10000.0, 1e-6};
     static const llm_adamw_config acfg = {0.9, 0.999, 1e-8, 0.01};
@@ -61,6 +72,12 @@ int main(void)
     llm_status st;
     size_t i, s, p, nodes = 0, bytes = 0, numbers = 0;
     double total = 0.0;
+    FILE *bits = NULL;
+
+    if (argc > 1 && (bits = fopen(argv[1], "w")) == NULL) {
+        fprintf(stderr, "decoder-step: cannot write %s\n", argv[1]);
+        return 1;
+    }
 
     for (i = 0; i < BATCH * CONTEXT; i++) {      /* a fixed pseudo-text */
         ids[i] = i * 7 % cfg.vocab;
@@ -72,14 +89,21 @@ int main(void)
     if (st == LLM_OK) st = llm_tape_init(&tape, 1024, &err);
     if (st == LLM_OK) st = llm_adamw_init(&opt, &ps, &acfg, &err);
     for (s = 0; st == LLM_OK && s < WARM + TIMED; s++) {
-        llm_var loss;
+        llm_var loss, logits;
         double t[PHASES + 1], f[PHASES + 1];
         t[0] = now();
         f[0] = faults();
         st = llm_params_zero_grad(&ps, &err);
         if (st == LLM_OK)
-            st = llm_decoder_loss(&dec, &ps, &tape, ids, targets, BATCH, CONTEXT, NULL,
+            st = llm_decoder_loss(&dec, &ps, &tape, ids, targets, BATCH, CONTEXT, &logits,
                                   &loss, &err);
+        if (st == LLM_OK && s == 0 && bits != NULL) {
+            const llm_tensor *v;
+            if ((st = llm_tape_value(&tape, loss, &v, &err)) == LLM_OK)
+                dump(bits, v->data + v->offset, v->size);
+            if (st == LLM_OK && (st = llm_tape_value(&tape, logits, &v, &err)) == LLM_OK)
+                dump(bits, v->data + v->offset, v->size);
+        }
         t[1] = now();
         f[1] = faults();
         if (st == LLM_OK) {
@@ -87,6 +111,8 @@ int main(void)
             bytes = tape_bytes(&tape);
             st = llm_tape_backward(&tape, loss, NULL, 0, &err);
         }
+        for (p = 0; st == LLM_OK && s == 0 && p < ps.count; p++)
+            dump(bits, ps.items[p].grad.data, ps.items[p].grad.size);
         if (st == LLM_OK)
             st = llm_tape_reset(&tape, &err);
         t[2] = now();
@@ -104,8 +130,14 @@ int main(void)
         fprintf(stderr, "decoder-step: %s: %s\n", err.stage, err.message);
         return 1;
     }
-    for (p = 0; p < ps.count; p++)
+    for (p = 0; p < ps.count; p++) {
         numbers += ps.items[p].value.size;
+        dump(bits, ps.items[p].value.data, ps.items[p].value.size);
+    }
+    if (bits != NULL && fclose(bits) != 0) {
+        fprintf(stderr, "decoder-step: cannot write %s\n", argv[1]);
+        return 1;
+    }
     printf("decoder V=%zu D=%zu L=%zu H=%zu F=%zu batch=%d context=%d parameters=%zu\n",
            cfg.vocab, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.d_ff, BATCH, CONTEXT,
            numbers);

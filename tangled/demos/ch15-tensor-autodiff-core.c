@@ -30,7 +30,7 @@ static void node_row(llm_trace *tr, const char *table, const llm_tape *tape, siz
     char cell[6][160];
     const char *cells[6] = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5]};
     snprintf(cell[0], sizeof cell[0], "%zu", id);
-    if (v->nargs == 0 && v->op == LLM_OP_DETACH)
+    if (v->nargs == 0 && strcmp(llm_op_name(v->op), "detach") == 0)
         snprintf(cell[1], sizeof cell[1], "detach(%zu)", v->arg[0]);
     else if (v->nargs == 1)
         snprintf(cell[1], sizeof cell[1], "%s(%zu)", llm_op_name(v->op), v->arg[0]);
@@ -41,7 +41,7 @@ static void node_row(llm_trace *tr, const char *table, const llm_tape *tape, siz
         snprintf(cell[1], sizeof cell[1], "%s", llm_op_name(v->op));
     llm_fmt_sizes(cell[2], sizeof cell[2], v->value.shape, v->value.rank);
     snprintf(cell[3], sizeof cell[3], "%s",
-             v->op == LLM_OP_LEAF ? "borrowed" : v->value.owns ? "owned" : "view");
+             v->op == &llm_op_leaf ? "borrowed" : v->value.owns ? "owned" : "view");
     show(cell[4], sizeof cell[4], &v->value, 0);
     if (v->adjoint != NULL)
         llm_fmt_list(cell[5], sizeof cell[5], v->adjoint, v->value.size, 0);
@@ -51,10 +51,15 @@ static void node_row(llm_trace *tr, const char *table, const llm_tape *tape, siz
            cell[3], cell[4], cell[5]);
     llm_trace_row(tr, table, 6, cells);
 }
+/* The operations under test, named as the tape names them. */
+typedef enum probe_op {
+    P_ADD, P_SUB, P_MUL, P_RESHAPE, P_TRANSPOSE, P_SUM, P_MEAN, P_SUM_ALL
+} probe_op;
+
 /* One operation under test: f(theta) = sum(weight * op(...theta...)). */
 typedef struct probe {
     llm_tape tape;
-    llm_op op;
+    probe_op op;
     int theta_is_b;             /* binary operations: theta is operand b */
     const llm_tensor *other;    /* the other operand, recorded as a constant */
     size_t axis;                /* sum and mean */
@@ -72,22 +77,22 @@ static llm_status probe_record(probe *pr, const llm_tensor *theta, llm_tensor *g
         st = llm_tape_leaf(&pr->tape, theta, grad, &t, err);
     if (st != LLM_OK)
         return st;
-    if (pr->op == LLM_OP_ADD || pr->op == LLM_OP_SUB || pr->op == LLM_OP_MUL) {
+    if (pr->op == P_ADD || pr->op == P_SUB || pr->op == P_MUL) {
         if ((st = llm_tape_constant(&pr->tape, pr->other, &o, err)) != LLM_OK)
             return st;
         a = pr->theta_is_b ? o : t;
         b = pr->theta_is_b ? t : o;
-        if (pr->op == LLM_OP_ADD)
+        if (pr->op == P_ADD)
             return llm_tape_add(&pr->tape, a, b, y, err);
-        if (pr->op == LLM_OP_SUB)
+        if (pr->op == P_SUB)
             return llm_tape_sub(&pr->tape, a, b, y, err);
         return llm_tape_mul(&pr->tape, a, b, y, err);
     }
     switch (pr->op) {
-    case LLM_OP_RESHAPE:   return llm_tape_reshape(&pr->tape, t, pr->rank, pr->shape, y, err);
-    case LLM_OP_TRANSPOSE: return llm_tape_transpose(&pr->tape, t, 0, 1, y, err);
-    case LLM_OP_SUM:       return llm_tape_sum(&pr->tape, t, pr->axis, pr->keepdim, y, err);
-    case LLM_OP_MEAN:      return llm_tape_mean(&pr->tape, t, pr->axis, pr->keepdim, y, err);
+    case P_RESHAPE:   return llm_tape_reshape(&pr->tape, t, pr->rank, pr->shape, y, err);
+    case P_TRANSPOSE: return llm_tape_transpose(&pr->tape, t, 0, 1, y, err);
+    case P_SUM:       return llm_tape_sum(&pr->tape, t, pr->axis, pr->keepdim, y, err);
+    case P_MEAN:      return llm_tape_mean(&pr->tape, t, pr->axis, pr->keepdim, y, err);
     default:               return llm_tape_sum_all(&pr->tape, t, y, err);
     }
 }
@@ -410,20 +415,20 @@ int main(int argc, char **argv)
                 && llm_demo_ok("ch15", llm_tape_init(&pr.tape, 4, &err), &err);
         if (!ok)
             goto done;
-        pr.op = LLM_OP_ADD;
+        pr.op = P_ADD;
         pr.other = &b3;
         all = run_probe(&tr, &pr, "add, theta = a", &a23, "b [3]") && all;
         pr.theta_is_b = 1;
         pr.other = &a23;
         all = run_probe(&tr, &pr, "add, theta = b", &b3, "a [2, 3]") && all;
-        pr.op = LLM_OP_SUB;
+        pr.op = P_SUB;
         pr.theta_is_b = 0;
         pr.other = &b23;
         all = run_probe(&tr, &pr, "sub, theta = a", &a3, "b [2, 3]") && all;
         pr.theta_is_b = 1;
         pr.other = &a3;
         all = run_probe(&tr, &pr, "sub, theta = b", &b23, "a [3]") && all;
-        pr.op = LLM_OP_MUL;
+        pr.op = P_MUL;
         pr.theta_is_b = 0;
         pr.other = &b13;
         all = run_probe(&tr, &pr, "mul, theta = a", &a21, "b [1, 3]") && all;
@@ -433,23 +438,23 @@ int main(int argc, char **argv)
         pr.theta_is_b = 0;
         pr.other = &b23;
         all = run_probe(&tr, &pr, "mul, theta = a (rank 0)", &a0, "b [2, 3]") && all;
-        pr.op = LLM_OP_RESHAPE;
+        pr.op = P_RESHAPE;
         pr.rank = 2;
         pr.shape[0] = 3;
         pr.shape[1] = 2;
         all = run_probe(&tr, &pr, "reshape to [3, 2]", &a23, "none") && all;
-        pr.op = LLM_OP_TRANSPOSE;
+        pr.op = P_TRANSPOSE;
         all = run_probe(&tr, &pr, "transpose 0, 1", &a23, "none") && all;
-        pr.op = LLM_OP_SUM;
+        pr.op = P_SUM;
         pr.axis = 0;
         all = run_probe(&tr, &pr, "sum over axis 0", &a23, "none") && all;
         pr.axis = 1;
         pr.keepdim = 1;
         all = run_probe(&tr, &pr, "sum over axis 1, keepdim", &a23, "none") && all;
-        pr.op = LLM_OP_MEAN;
+        pr.op = P_MEAN;
         pr.keepdim = 0;
         all = run_probe(&tr, &pr, "mean over axis 1", &a23, "none") && all;
-        pr.op = LLM_OP_SUM_ALL;
+        pr.op = P_SUM_ALL;
         all = run_probe(&tr, &pr, "sum_all", &a23, "none") && all;
         printf("gradchecks: all passed=%s\n", all ? "yes" : "no");
         llm_trace_value(&tr, "gradchecks_pass", all ? "yes" : "no");

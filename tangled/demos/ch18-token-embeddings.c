@@ -366,7 +366,7 @@ int main(int argc, char **argv)
                                                        &err), &err)
                 && llm_demo_ok("ch18", llm_tape_add(&tape, s1, s2, &total, &err), &err);
         for (i = 0; ok && i < tape.count; i++)
-            leaves += tape.nodes[i].op == LLM_OP_LEAF && tape.nodes[i].grad == &p->grad;
+            leaves += tape.nodes[i].op == &llm_op_leaf && tape.nodes[i].grad == &p->grad;
         ok = ok && llm_demo_ok("ch18", llm_tape_backward(&tape, total, NULL, 0, &err), &err);
         for (i = 0; i < 8; i++)
             want[i] = table_grad[i] + alone[i];

@@ -254,7 +254,7 @@ int main(int argc, char **argv)
         size_t i, j, k, leaves = 0, leaf = 0, uses = 0, used = 0;
         char names[64] = "", buf[32];
         for (i = 0; i < tape.count; i++)
-            if (tape.nodes[i].op == LLM_OP_LEAF &&
+            if (tape.nodes[i].op == &llm_op_leaf &&
                 tape.nodes[i].value.data == ps.items[dec.embedding.weight].value.data) {
                 leaves++;
                 leaf = i;

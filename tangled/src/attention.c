@@ -4,32 +4,12 @@
 #include <string.h>
 
 #include "llm/attention.h"
+#include "tape_op.h"
 
-llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
-{
-    const char *stage = "tape.softmax";
-    const llm_tensor *x;
-    llm_node node;
-    llm_error why;
-    llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    x = &tape->nodes[a.id].value;
-    if (x->rank == 0)
-        return llm_fail(err, LLM_ERR_AXIS, stage, "a scalar has no axis to normalise");
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_SOFTMAX;
-    node.nargs = 1;
-    node.arg[0] = a.id;
-    node.axis = x->rank - 1;
-    st = llm_softmax(&node.value, x, x->rank - 1, &why);
-    if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
-    return llm_tape_append(tape, node, out, stage, err);
-}
-
-llm_status llm_tape_softmax_vjp(const llm_tape *tape, const llm_node *c, size_t k,
-                                const double *cbar, double *pbar, llm_error *err)
+/* pbar += J^T cbar, row by row: pbar_j += y_j (cbar_j - sum_i cbar_i y_i);
+   entries with y_j = 0 (masked ones) receive nothing */
+static llm_status softmax_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                              const double *cbar, double *pbar, llm_error *err)
 {
     const llm_tensor *y = &c->value;   /* contiguous, row-major */
     size_t n, rows, r, j;
@@ -50,6 +30,30 @@ llm_status llm_tape_softmax_vjp(const llm_tape *tape, const llm_node *c, size_t 
                 pbar[r * n + j] += yr[j] * (g[j] - s);
     }
     return LLM_OK;
+}
+
+static const llm_op softmax_op = {"softmax", softmax_vjp};
+
+llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.softmax";
+    const llm_tensor *x;
+    llm_node node;
+    llm_error why;
+    llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    x = &tape->nodes[a.id].value;
+    if (x->rank == 0)
+        return llm_fail(err, LLM_ERR_AXIS, stage, "a scalar has no axis to normalise");
+    memset(&node, 0, sizeof node);
+    node.op = &softmax_op;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    st = llm_softmax(&node.value, x, x->rank - 1, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
+    return llm_tape_append(tape, node, out, stage, err);
 }
 
 /* One operand's handle, named q, k or v in the message: of this
@@ -239,6 +243,9 @@ static llm_status causal_normalise(const llm_tensor *x, llm_tensor *y, llm_error
                    causal_visible(row, tq, tk), y->data + y->offset + row * tk);
     return LLM_OK;
 }
+/* softmax of the last axis over keys j <= i + Tk - Tq: chapter 27's product */
+static const llm_op causal_softmax_op = {"causal_softmax", softmax_vjp};
+
 llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
                                    llm_error *err)
 {
@@ -262,10 +269,9 @@ llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
     if ((st = causal_check_finite(x, stage, err)) != LLM_OK)
         return st;
     memset(&node, 0, sizeof node);
-    node.op = LLM_OP_CAUSAL_SOFTMAX;
+    node.op = &causal_softmax_op;
     node.nargs = 1;
     node.arg[0] = scores.id;
-    node.axis = r - 1;
     if ((st = causal_normalise(x, &node.value, &why)) != LLM_OK)
         return llm_fail(err, st, stage, "%s", why.message);
     return llm_tape_append(tape, node, out, stage, err);

@@ -18,7 +18,7 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
     if (tape->epoch != 0 && !tape->released)      /* else llm_tape_leaf refuses */
         for (i = 0; i < tape->count; i++) {
             const llm_node *n = &tape->nodes[i];
-            if (n->op == LLM_OP_LEAF && n->grad == &p->grad
+            if (n->op == &llm_op_leaf && n->grad == &p->grad
                 && n->value.data == p->value.data) {
                 out->id = i;
                 out->epoch = tape->epoch;

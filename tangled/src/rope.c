@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llm/attention.h"
+#include "tape_op.h"
 
 /* theta_k = base^(-2k/d) */
 static double rope_frequency(double base, size_t d, size_t k)
@@ -166,11 +167,42 @@ llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x, const size_
                             rope->capacity - 1);
     return rope_rotate(rope, x, positions, 0, out, stage, err);
 }
+typedef struct rope_attr {
+    double base;                 /* the rope's base */
+    size_t first;                /* the position of the first row */
+    llm_rope_pairing pairing;    /* which coordinates turn together */
+} rope_attr;
+/* pbar += R^T cbar: each pair turned back by its angle */
+static llm_status rope_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                           const double *cbar, double *pbar, llm_error *err)
+{
+    const llm_tensor *y = &c->value;
+    const rope_attr *at = c->attr;
+    size_t d = y->shape[y->rank - 1], T = y->shape[y->rank - 2], rows, n, p, i, j;
+    (void)tape;
+    (void)k;
+    (void)err;
+    rows = y->size / d;
+    for (n = 0; n < rows; n++)
+        for (p = 0; p < d / 2; p++) {
+            double cs, sn, u, v;
+            rope_cos_sin(rope_frequency(at->base, d, p), at->first + n % T, &cs, &sn);
+            rope_pair(at->pairing, d, p, &i, &j);
+            u = cbar[n * d + i];
+            v = cbar[n * d + j];
+            pbar[n * d + i] += u * cs + v * sn;
+            pbar[n * d + j] += v * cs - u * sn;
+        }
+    return LLM_OK;
+}
+
+static const llm_op rope_op = {"rope", rope_vjp};
 llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t offset,
                          llm_var *out, llm_error *err)
 {
     const char *stage = "tape.rope";
     const llm_tensor *t;
+    rope_attr *at;
     llm_node node;
     size_t T, i;
     llm_status st = llm_tape_check(tape, 1, &x, out, stage, err);
@@ -189,40 +221,24 @@ llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t
                         offset >= rope->capacity ? offset : rope->capacity,
                         rope->capacity, rope->capacity - 1);
     memset(&node, 0, sizeof node);
-    node.op = LLM_OP_ROPE;
+    node.op = &rope_op;
     node.nargs = 1;
     node.arg[0] = x.id;
-    node.scalar = rope->base;
-    node.axis = offset;
-    node.flag[0] = (int)rope->pairing;
     if ((st = rope_rotate(rope, t, NULL, offset, &node.value, stage, err)) != LLM_OK)
         return st;
     for (i = 0; i < node.value.size; i++)
         if (!isfinite(node.value.data[i])) {
-            llm_tensor_free(&node.value);
+            llm_tape_discard(tape, &node);
             return llm_fail(err, LLM_ERR_NONFINITE, stage,
                             "rotated element %zu overflowed", i);
         }
+    if ((st = llm_tape_attr(tape, &node, sizeof *at, stage, err)) != LLM_OK) {
+        llm_tape_discard(tape, &node);
+        return st;
+    }
+    at = node.attr;
+    at->base = rope->base;
+    at->first = offset;
+    at->pairing = rope->pairing;
     return llm_tape_append(tape, node, out, stage, err);
-}
-llm_status llm_tape_rope_vjp(const llm_tape *tape, const llm_node *c, size_t k,
-                             const double *cbar, double *pbar, llm_error *err)
-{
-    const llm_tensor *y = &c->value;
-    size_t d = y->shape[y->rank - 1], T = y->shape[y->rank - 2], rows, n, p, i, j;
-    (void)tape;
-    (void)k;
-    (void)err;
-    rows = y->size / d;
-    for (n = 0; n < rows; n++)
-        for (p = 0; p < d / 2; p++) {
-            double cs, sn, u, v;
-            rope_cos_sin(rope_frequency(c->scalar, d, p), c->axis + n % T, &cs, &sn);
-            rope_pair((llm_rope_pairing)c->flag[0], d, p, &i, &j);
-            u = cbar[n * d + i];
-            v = cbar[n * d + j];
-            pbar[n * d + i] += u * cs + v * sn;
-            pbar[n * d + j] += v * cs - u * sn;
-        }
-    return LLM_OK;
 }

@@ -1,12 +1,47 @@
 /* tape_ops.c -- the operations a decoder needs on the tensor tape: matrix
    products, lookups, nonlinearities, log-softmax, the fused loss. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "llm/autodiff.h"
 #include "llm/tensor.h"
+#include "tape_op.h"
 
+typedef struct matmul_attr {
+    int trans_a, trans_b;     /* C = op(A) op(B): 1 where op transposes */
+} matmul_attr;
+
+typedef struct axis_attr {
+    size_t axis;              /* log-softmax: the axis it normalises */
+} axis_attr;
+
+/* the IDs of a lookup or the targets of the loss, copied onto the tape */
+typedef struct id_list {
+    size_t n;
+    size_t id[];              /* n entries */
+} id_list;
+
+/* Gives node an id_list holding a copy of ids[0 .. n-1]; what names them
+   in a refusal ("IDs", "targets"). */
+static llm_status keep_ids(llm_tape *tape, llm_node *node, const size_t *ids, size_t n,
+                           const char *what, const char *stage, llm_error *err)
+{
+    id_list *list;
+    llm_status st;
+    if (n > (SIZE_MAX - sizeof *list) / sizeof list->id[0])
+        return llm_fail(err, LLM_ERR_OVERFLOW, stage, "%zu %s need more bytes than "
+                        "size_t can count", n, what);
+    st = llm_tape_attr(tape, node, sizeof *list + n * sizeof list->id[0], stage, err);
+    if (st != LLM_OK)
+        return st;
+    list = node->attr;
+    list->n = n;
+    if (n > 0)
+        memcpy(list->id, ids, n * sizeof ids[0]);
+    return LLM_OK;
+}
 /* *values = t's elements in row-major order: t's own buffer when t is
    contiguous, otherwise a copy made in *copy (free it with llm_tensor_free;
    it is emptied first, so freeing is always safe). */
@@ -37,7 +72,8 @@ static char *coordinates(char *buf, size_t size, size_t flat, size_t rank,
     return llm_fmt_sizes(buf, size, idx, rank);
 }
 /* Appends node (its value contiguous, made by the operation) unless an
-   element is NaN or infinite. On failure node's value and index are freed. */
+   element is NaN or infinite. On failure node's value and parameters are
+   freed. */
 static llm_status record_node(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
                          llm_error *err)
 {
@@ -50,8 +86,7 @@ static llm_status record_node(llm_tape *tape, llm_node node, llm_var *out, const
                                      "element %s of the result is %g; values on the "
                                      "tape are finite", coordinates(where, sizeof where, j,
                                      node.value.rank, node.value.shape), v[j]);
-            llm_tensor_free(&node.value);
-            free(node.index);
+            llm_tape_discard(tape, &node);
             return st;
         }
     return llm_tape_append(tape, node, out, stage, err);
@@ -81,35 +116,13 @@ static void add_back(double *adj, const llm_tensor *t, const llm_tensor *g)
         done++;
     } while (llm_index_next(r - 2, g->shape, idx));
 }
-llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, int trans_b,
-                           llm_var *out, llm_error *err)
-{
-    const char *stage = "tape.matmul";
-    const llm_var args[2] = {a, b};
-    llm_node node;
-    llm_error why;
-    llm_status st = llm_tape_check(tape, 2, args, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_MATMUL;
-    node.nargs = 2;
-    node.arg[0] = a.id;
-    node.arg[1] = b.id;
-    node.flag[0] = trans_a != 0;
-    node.flag[1] = trans_b != 0;
-    st = llm_matmul(&node.value, &tape->nodes[a.id].value, &tape->nodes[b.id].value,
-                    node.flag[0], node.flag[1], &why);
-    if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
-    return record_node(tape, node, out, stage, err);
-}
 /* pbar += the gradient of operand k (0: A, 1: B) of C = op(A) op(B) */
-static llm_status vjp_matmul(const llm_tape *tape, const llm_node *c, size_t k,
+static llm_status matmul_vjp(const llm_tape *tape, const llm_node *c, size_t k,
                              const double *cbar, double *pbar, llm_error *err)
 {
     const llm_tensor *a = &tape->nodes[c->arg[0]].value, *b = &tape->nodes[c->arg[1]].value;
-    const int ta = c->flag[0], tb = c->flag[1];
+    const matmul_attr *at = c->attr;
+    const int ta = at->trans_a, tb = at->trans_b;
     llm_tensor dc = c->value, g;        /* C's shape and row-major strides ... */
     llm_error why;
     llm_status st;
@@ -126,6 +139,37 @@ static llm_status vjp_matmul(const llm_tape *tape, const llm_node *c, size_t k,
     add_back(pbar, k == 0 ? a : b, &g);
     llm_tensor_free(&g);
     return LLM_OK;
+}
+
+static const llm_op matmul_op = {"matmul", matmul_vjp};
+llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, int trans_b,
+                           llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.matmul";
+    const llm_var args[2] = {a, b};
+    matmul_attr *at;
+    llm_node node;
+    llm_error why;
+    llm_status st = llm_tape_check(tape, 2, args, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = &matmul_op;
+    node.nargs = 2;
+    node.arg[0] = a.id;
+    node.arg[1] = b.id;
+    st = llm_matmul(&node.value, &tape->nodes[a.id].value, &tape->nodes[b.id].value,
+                    trans_a != 0, trans_b != 0, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
+    if ((st = llm_tape_attr(tape, &node, sizeof *at, stage, err)) != LLM_OK) {
+        llm_tape_discard(tape, &node);
+        return st;
+    }
+    at = node.attr;
+    at->trans_a = trans_a != 0;
+    at->trans_b = trans_b != 0;
+    return record_node(tape, node, out, stage, err);
 }
 /* Every ids[p] (p < n, positions of shape [rank]) must name a row of a table
    of v rows. The first that does not is refused by its coordinates. */
@@ -151,6 +195,30 @@ static void gather_rows(const double *table, size_t d, const size_t *ids, size_t
     for (p = 0; p < n; p++)
         memcpy(out + p * d, table + ids[p] * d, d * sizeof *out);
 }
+/* adj_table[ids[p]] += dy[p], row by row, positions in ascending order */
+static void scatter_add(const size_t *ids, size_t n, size_t d, const double *dy,
+                        double *adj_table)
+{
+    size_t p, j;
+    for (p = 0; p < n; p++) {
+        double *row = adj_table + ids[p] * d;
+        for (j = 0; j < d; j++)
+            row[j] += dy[p * d + j];
+    }
+}
+
+/* rows of size / V numbers each; V = 0: there are no IDs */
+static llm_status gather_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                             const double *cbar, double *pbar, llm_error *err)
+{
+    const llm_tensor *a = &tape->nodes[c->arg[0]].value;
+    const id_list *ids = c->attr;
+    (void)k, (void)err;
+    scatter_add(ids->id, ids->n, a->shape[0] > 0 ? a->size / a->shape[0] : 0, cbar, pbar);
+    return LLM_OK;
+}
+
+static const llm_op gather_op = {"gather", gather_vjp};
 llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, size_t rank,
                            const size_t *shape, llm_var *out, llm_error *err)
 {
@@ -187,54 +255,21 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
     if ((st = check_ids(ids, n, rank, shape, t->shape[0], stage, err)) != LLM_OK)
         return st;
     memset(&node, 0, sizeof node);
-    node.op = LLM_OP_GATHER;
+    node.op = &gather_op;
     node.nargs = 1;
     node.arg[0] = table.id;
-    node.nindex = n;
-    node.index = llm_malloc((n > 0 ? n : 1) * sizeof *node.index);
-    st = node.index == NULL ? llm_fail(err, LLM_ERR_ALLOC, stage, "cannot keep %zu IDs", n)
-                            : llm_tensor_zeros(&node.value, rank + t->rank - 1, oshape, err);
+    st = keep_ids(tape, &node, ids, n, "IDs", stage, err);
+    if (st == LLM_OK)
+        st = llm_tensor_zeros(&node.value, rank + t->rank - 1, oshape, err);
     if (st == LLM_OK)
         st = dense(t, &copy, &rows, stage, err);
     if (st != LLM_OK) {
-        free(node.index);
-        llm_tensor_free(&node.value);
+        llm_tape_discard(tape, &node);
         return st;
     }
-    if (n > 0)
-        memcpy(node.index, ids, n * sizeof *node.index);
     gather_rows(rows, t->shape[0] > 0 ? t->size / t->shape[0] : 0, ids, n, node.value.data);
     llm_tensor_free(&copy);
     return llm_tape_append(tape, node, out, stage, err);
-}
-/* adj_table[ids[p]] += dy[p], row by row, positions in ascending order */
-static void scatter_add(const size_t *ids, size_t n, size_t d, const double *dy,
-                        double *adj_table)
-{
-    size_t p, j;
-    for (p = 0; p < n; p++) {
-        double *row = adj_table + ids[p] * d;
-        for (j = 0; j < d; j++)
-            row[j] += dy[p * d + j];
-    }
-}
-/* LLM_OK when x is inside op's domain; otherwise the refusal, naming
-   element `flat` of a tensor of the given shape. */
-static llm_status check_domain(llm_op op, double x, size_t flat, size_t rank,
-                               const size_t *shape, const char *stage, llm_error *err)
-{
-    const char *need = NULL;
-    char where[128];
-    if (op == LLM_OP_LOG && !(x > 0.0))
-        need = "log needs a positive input";
-    else if (op == LLM_OP_SQRT && !(x >= 0.0))
-        need = "sqrt needs an input >= 0";
-    else if (op == LLM_OP_RECIPROCAL && x == 0.0)
-        need = "reciprocal needs a nonzero input";
-    if (need == NULL)
-        return LLM_OK;
-    return llm_fail(err, LLM_ERR_NONFINITE, stage, "element %s is %g: %s",
-                    coordinates(where, sizeof where, flat, rank, shape), x, need);
 }
 /* 1 / (1 + e^-x), never exponentiating a positive number */
 static double sigmoid(double x)
@@ -245,36 +280,95 @@ static double sigmoid(double x)
     e = exp(x);                          /* x < 0: e^x < 1 */
     return e / (1.0 + e);
 }
-static double unary_value(llm_op op, double x)
-{
-    switch (op) {
-    case LLM_OP_EXP:        return exp(x);
-    case LLM_OP_LOG:        return log(x);
-    case LLM_OP_SQRT:       return sqrt(x);
-    case LLM_OP_RECIPROCAL: return 1.0 / x;
-    case LLM_OP_SIGMOID:    return sigmoid(x);
-    default:                return x * sigmoid(x);            /* SiLU */
-    }
-}
+static double reciprocal(double x) { return 1.0 / x; }
+static double silu(double x)       { return x * sigmoid(x); }
 
 /* dy * f'(x), where y = f(x) is the value the forward pass recorded */
-static double unary_grad(llm_op op, double x, double y, double dy)
+static double exp_grad(double x, double y, double dy)
 {
-    switch (op) {
-    case LLM_OP_EXP:        return dy * y;                    /* e^x */
-    case LLM_OP_LOG:        return dy / x;                    /* 1/x */
-    case LLM_OP_SQRT:       return dy / (2.0 * y);            /* 1/(2 sqrt x) */
-    case LLM_OP_RECIPROCAL: return -dy * (y * y);             /* -1/x^2 */
-    case LLM_OP_SIGMOID:    return dy * (y * sigmoid(-x));    /* s(x) s(-x) */
-    default: {                                                /* SiLU */
-        const double e = exp(-fabs(x));        /* s(x), s(-x) from one e^-|x| */
-        const double big = 1.0 / (1.0 + e), small = e / (1.0 + e);
-        const double s = x >= 0.0 ? big : small, s_neg = x >= 0.0 ? small : big;
-        return dy * (s * (1.0 + x * s_neg));
-    }
-    }
+    (void)x;
+    return dy * y;                                     /* e^x */
 }
-static llm_status record_unary(llm_tape *tape, llm_op op, llm_var a, llm_var *out,
+static double log_grad(double x, double y, double dy)
+{
+    (void)y;
+    return dy / x;                                     /* 1/x */
+}
+static double sqrt_grad(double x, double y, double dy)
+{
+    (void)x;
+    return dy / (2.0 * y);                             /* 1/(2 sqrt x) */
+}
+static double reciprocal_grad(double x, double y, double dy)
+{
+    (void)x;
+    return -dy * (y * y);                              /* -1/x^2 */
+}
+static double sigmoid_grad(double x, double y, double dy)
+{
+    return dy * (y * sigmoid(-x));                     /* s(x) s(-x) */
+}
+static double silu_grad(double x, double y, double dy)
+{
+    const double e = exp(-fabs(x));            /* s(x), s(-x) from one e^-|x| */
+    const double big = 1.0 / (1.0 + e), small = e / (1.0 + e);
+    const double s = x >= 0.0 ? big : small, s_neg = x >= 0.0 ? small : big;
+    (void)y;
+    return dy * (s * (1.0 + x * s_neg));
+}
+
+/* the domains: log needs x > 0, sqrt x >= 0, reciprocal x != 0 */
+static int positive(double x)     { return x > 0.0; }
+static int non_negative(double x) { return x >= 0.0; }
+static int nonzero(double x)      { return x != 0.0; }
+typedef struct unary_op {
+    llm_op op;                                    /* first: a node points here */
+    double (*value)(double x);
+    double (*grad)(double x, double y, double dy);
+    int (*inside)(double x);                      /* the domain; NULL: every x */
+    const char *need;                             /* why an input was refused */
+} unary_op;
+/* LLM_OK when x is inside f's domain; otherwise the refusal, naming
+   element `flat` of a tensor of the given shape. */
+static llm_status check_domain(const unary_op *f, double x, size_t flat, size_t rank,
+                               const size_t *shape, const char *stage, llm_error *err)
+{
+    char where[128];
+    if (f->inside == NULL || f->inside(x))
+        return LLM_OK;
+    return llm_fail(err, LLM_ERR_NONFINITE, stage, "element %s is %g: %s",
+                    coordinates(where, sizeof where, flat, rank, shape), x, f->need);
+}
+/* pbar += f'(x) cbar, elementwise, for the function f the node records */
+static llm_status unary_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                            const double *cbar, double *pbar, llm_error *err)
+{
+    const unary_op *f = (const unary_op *)c->op;  /* c->op is f's first member */
+    const double *y = c->value.data + c->value.offset, *x = NULL;
+    llm_tensor copy;
+    size_t i;
+    llm_status st = dense(&tape->nodes[c->arg[0]].value, &copy, &x, "tape.backward", err);
+    (void)k;
+    if (st != LLM_OK)
+        return st;
+    for (i = 0; i < c->value.size; i++)
+        pbar[i] += f->grad(x[i], y[i], cbar[i]);
+    llm_tensor_free(&copy);
+    return LLM_OK;
+}
+
+static const unary_op exp_op = {{"exp", unary_vjp}, exp, exp_grad, NULL, NULL};
+static const unary_op log_op = {{"log", unary_vjp}, log, log_grad, positive,
+                                "log needs a positive input"};
+static const unary_op sqrt_op = {{"sqrt", unary_vjp}, sqrt, sqrt_grad, non_negative,
+                                 "sqrt needs an input >= 0"};
+static const unary_op reciprocal_op = {{"reciprocal", unary_vjp}, reciprocal,
+                                       reciprocal_grad, nonzero,
+                                       "reciprocal needs a nonzero input"};
+static const unary_op sigmoid_op = {{"sigmoid", unary_vjp}, sigmoid, sigmoid_grad, NULL,
+                                    NULL};
+static const unary_op silu_op = {{"silu", unary_vjp}, silu, silu_grad, NULL, NULL};
+static llm_status record_unary(llm_tape *tape, const unary_op *f, llm_var a, llm_var *out,
                                const char *stage, llm_error *err)
 {
     const llm_tensor *x;
@@ -289,7 +383,7 @@ static llm_status record_unary(llm_tape *tape, llm_op op, llm_var a, llm_var *ou
     if ((st = dense(x, &copy, &xv, stage, err)) != LLM_OK)
         return st;
     for (i = 0; i < x->size && st == LLM_OK; i++)
-        st = check_domain(op, xv[i], i, x->rank, x->shape, stage, err);
+        st = check_domain(f, xv[i], i, x->rank, x->shape, stage, err);
     memset(&node, 0, sizeof node);
     if (st == LLM_OK)
         st = llm_tensor_zeros(&node.value, x->rank, x->shape, err);
@@ -298,9 +392,9 @@ static llm_status record_unary(llm_tape *tape, llm_op op, llm_var a, llm_var *ou
         return st;
     }
     for (i = 0; i < x->size; i++)
-        node.value.data[i] = unary_value(op, xv[i]);
+        node.value.data[i] = f->value(xv[i]);
     llm_tensor_free(&copy);
-    node.op = op;
+    node.op = &f->op;
     node.nargs = 1;
     node.arg[0] = a.id;
     return record_node(tape, node, out, stage, err);
@@ -308,66 +402,32 @@ static llm_status record_unary(llm_tape *tape, llm_op op, llm_var a, llm_var *ou
 
 llm_status llm_tape_exp(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, LLM_OP_EXP, a, out, "tape.exp", err);
+    return record_unary(tape, &exp_op, a, out, "tape.exp", err);
 }
 
 llm_status llm_tape_log(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, LLM_OP_LOG, a, out, "tape.log", err);
+    return record_unary(tape, &log_op, a, out, "tape.log", err);
 }
 
 llm_status llm_tape_sqrt(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, LLM_OP_SQRT, a, out, "tape.sqrt", err);
+    return record_unary(tape, &sqrt_op, a, out, "tape.sqrt", err);
 }
 
 llm_status llm_tape_reciprocal(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, LLM_OP_RECIPROCAL, a, out, "tape.reciprocal", err);
+    return record_unary(tape, &reciprocal_op, a, out, "tape.reciprocal", err);
 }
 
 llm_status llm_tape_sigmoid(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, LLM_OP_SIGMOID, a, out, "tape.sigmoid", err);
+    return record_unary(tape, &sigmoid_op, a, out, "tape.sigmoid", err);
 }
 
 llm_status llm_tape_silu(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, LLM_OP_SILU, a, out, "tape.silu", err);
-}
-/* pbar += f'(x) cbar, elementwise */
-static llm_status vjp_unary(const llm_tape *tape, const llm_node *c, const double *cbar,
-                            double *pbar, llm_error *err)
-{
-    const double *y = c->value.data + c->value.offset, *x = NULL;
-    llm_tensor copy;
-    size_t i;
-    llm_status st = dense(&tape->nodes[c->arg[0]].value, &copy, &x, "tape.backward", err);
-    if (st != LLM_OK)
-        return st;
-    for (i = 0; i < c->value.size; i++)
-        pbar[i] += unary_grad(c->op, x[i], y[i], cbar[i]);
-    llm_tensor_free(&copy);
-    return LLM_OK;
-}
-llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var *out,
-                                llm_error *err)
-{
-    const char *stage = "tape.log_softmax";
-    llm_node node;
-    llm_error why;
-    llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_LOG_SOFTMAX;
-    node.nargs = 1;
-    node.arg[0] = a.id;
-    node.axis = axis;
-    st = llm_log_softmax(&node.value, &tape->nodes[a.id].value, axis, &why);
-    if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
-    return record_node(tape, node, out, stage, err);
+    return record_unary(tape, &silu_op, a, out, "tape.silu", err);
 }
 /* adj += dy - exp(y) * sum(dy) along axis, for y = log_softmax(x) (row-major,
    contiguous) and its adjoint dy; each slice's sum in ascending order. */
@@ -391,33 +451,38 @@ static void log_softmax_grad(const llm_tensor *y, size_t axis, const double *dy,
                                          - exp(yv[base + i * inner]) * s;
         }
 }
-llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targets,
-                             size_t ntargets, llm_var *out, llm_error *err)
+
+static llm_status log_softmax_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                                  const double *cbar, double *pbar, llm_error *err)
 {
-    const char *stage = "tape.nll_mean";
+    const axis_attr *at = c->attr;
+    (void)tape, (void)k, (void)err;
+    log_softmax_grad(&c->value, at->axis, cbar, pbar);
+    return LLM_OK;
+}
+
+static const llm_op log_softmax_op = {"log_softmax", log_softmax_vjp};
+llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var *out,
+                                llm_error *err)
+{
+    const char *stage = "tape.log_softmax";
     llm_node node;
     llm_error why;
-    double loss = 0.0;
-    llm_status st = llm_tape_check(tape, 1, &logits, out, stage, err);
+    llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
         return st;
-    st = llm_nll_mean(&loss, &tape->nodes[logits.id].value, targets, ntargets, &why);
+    memset(&node, 0, sizeof node);
+    node.op = &log_softmax_op;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    st = llm_log_softmax(&node.value, &tape->nodes[a.id].value, axis, &why);
     if (st != LLM_OK)
         return llm_fail(err, st, stage, "%s", why.message);
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_NLL_MEAN;
-    node.nargs = 1;
-    node.arg[0] = logits.id;
-    node.nindex = ntargets;                     /* at least 1: there are rows */
-    node.index = llm_malloc(ntargets * sizeof *node.index);
-    if (node.index == NULL)
-        return llm_fail(err, LLM_ERR_ALLOC, stage, "cannot keep %zu targets", ntargets);
-    memcpy(node.index, targets, ntargets * sizeof *node.index);
-    if ((st = llm_tensor_zeros(&node.value, 0, NULL, err)) != LLM_OK) {
-        free(node.index);
+    if ((st = llm_tape_attr(tape, &node, sizeof(axis_attr), stage, err)) != LLM_OK) {
+        llm_tape_discard(tape, &node);
         return st;
     }
-    node.value.data[0] = loss;
+    ((axis_attr *)node.attr)->axis = axis;
     return record_node(tape, node, out, stage, err);
 }
 /* adj += (softmax(row) - onehot(target)) * seed / rows for each row of v
@@ -440,30 +505,49 @@ static void nll_grad(const double *logits, size_t rows, size_t v, const size_t *
             g[j] += (exp(l[j] - m) / s - (j == targets[r] ? 1.0 : 0.0)) * scale;
     }
 }
-llm_status llm_tape_model_vjp(const llm_tape *tape, const llm_node *c, size_t k,
-                              const double *cbar, double *pbar, llm_error *err)
+
+/* n rows of V logits, read densely; a scalar adjoint */
+static llm_status nll_mean_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                               const double *cbar, double *pbar, llm_error *err)
 {
     const llm_tensor *a = &tape->nodes[c->arg[0]].value;
+    const id_list *targets = c->attr;
     const double *x = NULL;
     llm_tensor copy;
-    llm_status st;
-    switch (c->op) {
-    case LLM_OP_MATMUL:
-        return vjp_matmul(tape, c, k, cbar, pbar, err);
-    case LLM_OP_GATHER:            /* rows of size / V numbers; V = 0: no IDs */
-        scatter_add(c->index, c->nindex, a->shape[0] > 0 ? a->size / a->shape[0] : 0,
-                    cbar, pbar);
-        return LLM_OK;
-    case LLM_OP_LOG_SOFTMAX:
-        log_softmax_grad(&c->value, c->axis, cbar, pbar);
-        return LLM_OK;
-    case LLM_OP_NLL_MEAN:          /* nindex rows of V logits; a scalar adjoint */
-        if ((st = dense(a, &copy, &x, "tape.backward", err)) != LLM_OK)
-            return st;
-        nll_grad(x, c->nindex, a->shape[a->rank - 1], c->index, cbar[0], pbar);
-        llm_tensor_free(&copy);
-        return LLM_OK;
-    default:
-        return vjp_unary(tape, c, cbar, pbar, err);
+    llm_status st = dense(a, &copy, &x, "tape.backward", err);
+    (void)k;
+    if (st != LLM_OK)
+        return st;
+    nll_grad(x, targets->n, a->shape[a->rank - 1], targets->id, cbar[0], pbar);
+    llm_tensor_free(&copy);
+    return LLM_OK;
+}
+
+static const llm_op nll_mean_op = {"nll_mean", nll_mean_vjp};
+llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targets,
+                             size_t ntargets, llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.nll_mean";
+    llm_node node;
+    llm_error why;
+    double loss = 0.0;
+    llm_status st = llm_tape_check(tape, 1, &logits, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    st = llm_nll_mean(&loss, &tape->nodes[logits.id].value, targets, ntargets, &why);
+    if (st != LLM_OK)
+        return llm_fail(err, st, stage, "%s", why.message);
+    memset(&node, 0, sizeof node);
+    node.op = &nll_mean_op;
+    node.nargs = 1;
+    node.arg[0] = logits.id;
+    st = keep_ids(tape, &node, targets, ntargets, "targets", stage, err);
+    if (st == LLM_OK)
+        st = llm_tensor_zeros(&node.value, 0, NULL, err);
+    if (st != LLM_OK) {
+        llm_tape_discard(tape, &node);
+        return st;
     }
+    node.value.data[0] = loss;
+    return record_node(tape, node, out, stage, err);
 }

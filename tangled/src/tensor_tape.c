@@ -5,29 +5,14 @@
 #include <string.h>
 
 #include "llm/autodiff.h"
+#include "tape_op.h"
 
-const char *llm_op_name(llm_op op)
+const llm_op llm_op_leaf = {"leaf", NULL};
+const llm_op llm_op_const = {"const", NULL};
+
+const char *llm_op_name(const llm_op *op)
 {
-    static const char *const names[LLM_OP_COUNT] = {
-        [LLM_OP_LEAF] = "leaf",       [LLM_OP_CONST] = "const",
-        [LLM_OP_ADD] = "add",         [LLM_OP_SUB] = "sub",
-        [LLM_OP_MUL] = "mul",         [LLM_OP_RESHAPE] = "reshape",
-        [LLM_OP_TRANSPOSE] = "transpose", [LLM_OP_SUM] = "sum",
-        [LLM_OP_MEAN] = "mean",       [LLM_OP_SUM_ALL] = "sum_all",
-        [LLM_OP_DETACH] = "detach",
-        /* chapter 16 continues this list */
-        [LLM_OP_MATMUL] = "matmul",   [LLM_OP_GATHER] = "gather",
-        [LLM_OP_EXP] = "exp",         [LLM_OP_LOG] = "log",
-        [LLM_OP_SQRT] = "sqrt",       [LLM_OP_RECIPROCAL] = "reciprocal",
-        [LLM_OP_SIGMOID] = "sigmoid", [LLM_OP_SILU] = "silu",
-        [LLM_OP_LOG_SOFTMAX] = "log_softmax", [LLM_OP_NLL_MEAN] = "nll_mean",
-        [LLM_OP_SOFTMAX] = "softmax",
-        [LLM_OP_CAUSAL_SOFTMAX] = "causal_softmax",
-        [LLM_OP_ROPE] = "rope",
-    };
-    if ((int)op < 0 || op >= LLM_OP_COUNT || names[op] == NULL)
-        return "unknown";
-    return names[op];
+    return op == NULL || op->name == NULL ? "unknown" : op->name;
 }
 static size_t last_epoch;   /* shared by every tape; one thread only */
 
@@ -36,15 +21,15 @@ static size_t new_epoch(void)
     return ++last_epoch;
 }
 
-/* Frees what one node owns: its value if owned, its adjoint, its index. */
+/* Frees what one node owns: its value if owned, its adjoint, its
+   parameters. */
 static void release_node(llm_node *node)
 {
     llm_tensor_free(&node->value);
     free(node->adjoint);
     node->adjoint = NULL;
-    free(node->index);
-    node->index = NULL;
-    node->nindex = 0;
+    free(node->attr);
+    node->attr = NULL;
 }
 
 llm_status llm_tape_init(llm_tape *tape, size_t capacity, llm_error *err)
@@ -177,7 +162,7 @@ static llm_status make_room(llm_tape *tape, const char *stage, llm_error *err)
     return LLM_OK;
 }
 
-/* Appends node, whose value (and index array) the tape takes over. On
+/* Appends node, whose value and parameters the tape takes over. On
    failure they are freed and the tape is as it was. */
 static llm_status append(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
                          llm_error *err)
@@ -189,7 +174,7 @@ static llm_status append(llm_tape *tape, llm_node node, llm_var *out, const char
         return st;
     }
     node.adjoint = NULL;
-    node.needs_grad = node.op == LLM_OP_LEAF && node.grad != NULL;
+    node.needs_grad = node.op == &llm_op_leaf && node.grad != NULL;
     for (k = 0; k < node.nargs; k++)
         node.needs_grad = node.needs_grad || tape->nodes[node.arg[k]].needs_grad;
     tape->nodes[tape->count] = node;
@@ -233,278 +218,32 @@ static int overlaps(const llm_tensor *a, const llm_tensor *b)
     b1 = b0 + b->size * sizeof(double);
     return a0 < b1 && b0 < a1;
 }
-/* check_operation and append, for operations defined in other files */
 llm_status llm_tape_check(const llm_tape *tape, size_t nargs, const llm_var *args,
                           const llm_var *out, const char *stage, llm_error *err)
 {
     return check_operation(tape, nargs, args, out, stage, err);
 }
 
+llm_status llm_tape_attr(llm_tape *tape, llm_node *node, size_t bytes, const char *stage,
+                         llm_error *err)
+{
+    (void)tape;
+    node->attr = llm_calloc(1, bytes > 0 ? bytes : 1);
+    if (node->attr == NULL)
+        return llm_fail(err, LLM_ERR_ALLOC, stage,
+                        "cannot keep the operation's %zu bytes of parameters", bytes);
+    return LLM_OK;
+}
+
+void llm_tape_discard(llm_tape *tape, llm_node *node)
+{
+    (void)tape;
+    release_node(node);
+}
+
 llm_status llm_tape_append(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
                            llm_error *err)
 {
-    return append(tape, node, out, stage, err);
-}
-static llm_status check_input(const llm_tensor *t, const char *what, const char *stage,
-                              llm_error *err)
-{
-    if (t->data == NULL || t->rank > LLM_MAX_RANK)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
-                        "the %s has no buffer or a rank above %d", what, LLM_MAX_RANK);
-    if (!llm_tensor_is_contiguous(t))
-        return llm_fail(err, LLM_ERR_CONTIGUITY, stage,
-                        "the %s is a strided view; a leaf needs contiguous elements "
-                        "(copy it first)", what);
-    return LLM_OK;
-}
-
-/* The memory rules of a new leaf against itself and every earlier leaf. */
-static llm_status check_leaf_memory(const llm_tape *tape, const llm_tensor *value,
-                                    const llm_tensor *grad, const char *stage,
-                                    llm_error *err)
-{
-    size_t i;
-    if (grad != NULL && overlaps(grad, value))
-        return llm_fail(err, LLM_ERR_TAPE, stage, "the grad shares memory with the value");
-    for (i = 0; i < tape->count; i++) {
-        const llm_node *leaf = &tape->nodes[i];
-        if (leaf->op != LLM_OP_LEAF)
-            continue;
-        if ((grad != NULL && (overlaps(grad, &leaf->value) ||
-                              (leaf->grad != NULL && overlaps(grad, leaf->grad)))) ||
-            (leaf->grad != NULL && overlaps(value, leaf->grad)))
-            return llm_fail(err, LLM_ERR_TAPE, stage,
-                            "the new leaf shares memory with leaf %zu (an accumulator "
-                            "with a value or another accumulator); record a tensor once "
-                            "and reuse its handle", i);
-    }
-    return LLM_OK;
-}
-llm_status llm_tape_leaf(llm_tape *tape, const llm_tensor *value, llm_tensor *grad,
-                         llm_var *out, llm_error *err)
-{
-    const char *stage = "tape.leaf";
-    llm_node node;
-    llm_status st = check_operation(tape, 0, NULL, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    if (value == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no value");
-    if ((st = check_input(value, "value", stage, err)) != LLM_OK)
-        return st;
-    if (grad != NULL) {
-        if ((st = check_input(grad, "grad", stage, err)) != LLM_OK)
-            return st;
-        if (!same_shape(grad, value))
-            return llm_fail(err, LLM_ERR_SHAPE, stage,
-                            "the grad must have the value's shape: rank %zu and %zu "
-                            "elements against rank %zu and %zu elements",
-                            grad->rank, grad->size, value->rank, value->size);
-    }
-    if ((st = check_leaf_memory(tape, value, grad, stage, err)) != LLM_OK ||
-        (st = check_finite(value, "the value", stage, err)) != LLM_OK)
-        return st;
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_LEAF;
-    node.value = *value;
-    node.value.owns = 0;          /* borrowed: the caller frees it */
-    node.grad = grad;
-    return append(tape, node, out, stage, err);
-}
-
-llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *out,
-                             llm_error *err)
-{
-    const char *stage = "tape.constant";
-    llm_node node;
-    llm_status st = check_operation(tape, 0, NULL, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    if (value == NULL || value->data == NULL || value->rank > LLM_MAX_RANK)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
-                        "a value with a buffer and a rank up to %d is required",
-                        LLM_MAX_RANK);
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_CONST;
-    if ((st = llm_tensor_copy(&node.value, value, err)) != LLM_OK)
-        return st;
-    if ((st = check_finite(&node.value, "the value", stage, err)) != LLM_OK) {
-        llm_tensor_free(&node.value);
-        return st;
-    }
-    return append(tape, node, out, stage, err);
-}
-static llm_status record_binary(llm_tape *tape, llm_op op, llm_binary_op how, llm_var a,
-                                llm_var b, llm_var *out, const char *stage,
-                                llm_error *err)
-{
-    const llm_var args[2] = {a, b};
-    llm_node node;
-    llm_status st = check_operation(tape, 2, args, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    memset(&node, 0, sizeof node);
-    node.op = op;
-    node.nargs = 2;
-    node.arg[0] = a.id;
-    node.arg[1] = b.id;
-    st = llm_tensor_binary(&node.value, how, &tape->nodes[a.id].value,
-                           &tape->nodes[b.id].value, err);
-    if (st != LLM_OK)
-        return st;
-    if ((st = check_finite(&node.value, "the result", stage, err)) != LLM_OK) {
-        llm_tensor_free(&node.value);
-        return st;
-    }
-    return append(tape, node, out, stage, err);
-}
-
-llm_status llm_tape_add(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
-                        llm_error *err)
-{
-    return record_binary(tape, LLM_OP_ADD, LLM_ADD, a, b, out, "tape.add", err);
-}
-
-llm_status llm_tape_sub(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
-                        llm_error *err)
-{
-    return record_binary(tape, LLM_OP_SUB, LLM_SUB, a, b, out, "tape.sub", err);
-}
-
-llm_status llm_tape_mul(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
-                        llm_error *err)
-{
-    return record_binary(tape, LLM_OP_MUL, LLM_MUL, a, b, out, "tape.mul", err);
-}
-llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t *shape,
-                            llm_var *out, llm_error *err)
-{
-    const char *stage = "tape.reshape";
-    const llm_tensor *src;
-    llm_node node;
-    llm_status st = check_operation(tape, 1, &a, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    src = &tape->nodes[a.id].value;
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_RESHAPE;
-    node.nargs = 1;
-    node.arg[0] = a.id;
-    st = llm_tensor_reshape(&node.value, src, rank, shape, err);
-    if (st == LLM_ERR_CONTIGUITY) {      /* checked last: only the layout is wrong */
-        llm_tensor dense;
-        if ((st = llm_tensor_copy(&dense, src, err)) != LLM_OK)
-            return st;
-        st = llm_tensor_reshape(&node.value, &dense, rank, shape, err);
-        if (st != LLM_OK) {
-            llm_tensor_free(&dense);
-            return st;
-        }
-        node.value.owns = 1;             /* the node takes the copy's buffer over */
-    }
-    if (st != LLM_OK)
-        return st;
-    return append(tape, node, out, stage, err);
-}
-
-llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t axis_b,
-                              llm_var *out, llm_error *err)
-{
-    const char *stage = "tape.transpose";
-    llm_node node;
-    llm_status st = check_operation(tape, 1, &a, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_TRANSPOSE;
-    node.nargs = 1;
-    node.arg[0] = a.id;
-    node.axis = axis_a;
-    node.axis2 = axis_b;
-    st = llm_tensor_transpose(&node.value, &tape->nodes[a.id].value, axis_a, axis_b, err);
-    if (st != LLM_OK)
-        return st;
-    return append(tape, node, out, stage, err);
-}
-static llm_status record_reduce(llm_tape *tape, llm_op op, llm_var a, size_t axis,
-                                int keepdim, llm_var *out, const char *stage,
-                                llm_error *err)
-{
-    llm_node node;
-    llm_status st = check_operation(tape, 1, &a, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    memset(&node, 0, sizeof node);
-    node.op = op;
-    node.nargs = 1;
-    node.arg[0] = a.id;
-    node.axis = axis;
-    node.keepdim = keepdim != 0;
-    st = llm_tensor_reduce(&node.value, op == LLM_OP_SUM ? LLM_SUM : LLM_MEAN,
-                           &tape->nodes[a.id].value, axis, node.keepdim, err);
-    if (st != LLM_OK)
-        return st;
-    if ((st = check_finite(&node.value, "the result", stage, err)) != LLM_OK) {
-        llm_tensor_free(&node.value);
-        return st;
-    }
-    return append(tape, node, out, stage, err);
-}
-
-llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim, llm_var *out,
-                        llm_error *err)
-{
-    return record_reduce(tape, LLM_OP_SUM, a, axis, keepdim, out, "tape.sum", err);
-}
-
-llm_status llm_tape_mean(llm_tape *tape, llm_var a, size_t axis, int keepdim,
-                         llm_var *out, llm_error *err)
-{
-    return record_reduce(tape, LLM_OP_MEAN, a, axis, keepdim, out, "tape.mean", err);
-}
-llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
-{
-    const char *stage = "tape.sum_all";
-    const llm_tensor *src;
-    size_t idx[LLM_MAX_RANK] = {0}, i, k, o;
-    double acc = +0.0;
-    llm_node node;
-    llm_status st = check_operation(tape, 1, &a, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    src = &tape->nodes[a.id].value;
-    for (i = 0; i < src->size; i++) {          /* row-major, through the strides */
-        for (o = src->offset, k = 0; k < src->rank; k++)
-            o += idx[k] * src->stride[k];
-        acc += src->data[o];
-        llm_index_next(src->rank, src->shape, idx);
-    }
-    if (!isfinite(acc))
-        return llm_fail(err, LLM_ERR_NONFINITE, stage,
-                        "the sum of %zu finite elements overflowed to %g", src->size, acc);
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_SUM_ALL;
-    node.nargs = 1;
-    node.arg[0] = a.id;
-    if ((st = llm_tensor_zeros(&node.value, 0, NULL, err)) != LLM_OK)
-        return st;
-    node.value.data[0] = acc;
-    return append(tape, node, out, stage, err);
-}
-
-llm_status llm_tape_detach(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
-{
-    const char *stage = "tape.detach";
-    llm_node node;
-    llm_status st = check_operation(tape, 1, &a, out, stage, err);
-    if (st != LLM_OK)
-        return st;
-    memset(&node, 0, sizeof node);
-    node.op = LLM_OP_DETACH;
-    node.nargs = 0;                    /* no edge: the gradient stops here */
-    node.arg[0] = a.id;
-    node.value = tape->nodes[a.id].value;
-    node.value.owns = 0;               /* a view of the operand's value */
     return append(tape, node, out, stage, err);
 }
 #define WALK_POSITIONS 3
@@ -582,12 +321,19 @@ static void dense_strides(const llm_tensor *t, size_t r, size_t *stride)
         step *= extent;
     }
 }
+typedef struct transpose_attr {
+    size_t axis_a, axis_b;    /* the two axes the view swapped */
+} transpose_attr;
+
+typedef struct reduce_attr {
+    size_t axis;              /* the axis summed over */
+    int keepdim;              /* 1: it stays in the result with extent 1 */
+} reduce_attr;
 /* add and sub: a_bar += unbroadcast(c_bar), b_bar += (sign) unbroadcast(c_bar) */
-static void vjp_add(const llm_tape *tape, const llm_node *c, size_t k,
-                    const double *cbar, double *pbar)
+static void unbroadcast_add(const llm_tape *tape, const llm_node *c, size_t k, int negate,
+                            const double *cbar, double *pbar)
 {
     const llm_tensor *p = &tape->nodes[c->arg[k]].value;
-    const int negate = c->op == LLM_OP_SUB && k == 1;
     size_t i, j, n, s;
     walk w;
     if (same_shape(p, &c->value)) {            /* nothing broadcast: a flat loop */
@@ -604,20 +350,37 @@ static void vjp_add(const llm_tape *tape, const llm_node *c, size_t k,
             pbar[w.pos[0] + j * s] += negate ? -cbar[i + j] : cbar[i + j];
 }
 
+static llm_status add_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                          const double *cbar, double *pbar, llm_error *err)
+{
+    (void)err;
+    unbroadcast_add(tape, c, k, 0, cbar, pbar);
+    return LLM_OK;
+}
+
+static llm_status sub_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                          const double *cbar, double *pbar, llm_error *err)
+{
+    (void)err;
+    unbroadcast_add(tape, c, k, k == 1, cbar, pbar);
+    return LLM_OK;
+}
+
 /* mul: a_bar += unbroadcast(c_bar * b), b_bar += unbroadcast(c_bar * a) */
-static void vjp_mul(const llm_tape *tape, const llm_node *c, size_t k,
-                    const double *cbar, double *pbar)
+static llm_status mul_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                          const double *cbar, double *pbar, llm_error *err)
 {
     const llm_tensor *p = &tape->nodes[c->arg[k]].value;
     const llm_tensor *q = &tape->nodes[c->arg[1 - k]].value;   /* the other factor */
     size_t i, j, n, s, t;
     walk w;
+    (void)err;
     if (same_shape(p, &c->value) && same_shape(q, &c->value) &&
         llm_tensor_is_contiguous(q)) {
         const double *qv = q->data + q->offset;
         for (i = 0; i < c->value.size; i++)
             pbar[i] += cbar[i] * qv[i];
-        return;
+        return LLM_OK;
     }
     walk_start(&w, c->value.rank, c->value.shape);
     dense_strides(p, c->value.rank, w.stride[0]);
@@ -629,48 +392,56 @@ static void vjp_mul(const llm_tape *tape, const llm_node *c, size_t k,
     for (i = 0; i < c->value.size; i += n, walk_next_row(&w))
         for (j = 0; j < n; j++)
             pbar[w.pos[0] + j * s] += cbar[i + j] * q->data[w.pos[1] + j * t];
+    return LLM_OK;
 }
 /* reshape: a_bar += c_bar, element for element in row-major order */
-static void vjp_reshape(const llm_node *c, const double *cbar, double *pbar)
+static llm_status reshape_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                              const double *cbar, double *pbar, llm_error *err)
 {
     size_t i;
+    (void)tape, (void)k, (void)err;
     for (i = 0; i < c->value.size; i++)
         pbar[i] += cbar[i];
+    return LLM_OK;
 }
 
 /* transpose: a_bar += c_bar with the axes swapped back */
-static void vjp_transpose(const llm_tape *tape, const llm_node *c, const double *cbar,
-                          double *pbar)
+static llm_status transpose_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                                const double *cbar, double *pbar, llm_error *err)
 {
     const llm_tensor *p = &tape->nodes[c->arg[0]].value;
+    const transpose_attr *at = c->attr;
     size_t i, j, n, s;
     walk w;
+    (void)k, (void)err;
     walk_start(&w, c->value.rank, c->value.shape);
     dense_strides(p, p->rank, w.stride[0]);
-    s = w.stride[0][c->axis];
-    w.stride[0][c->axis] = w.stride[0][c->axis2];
-    w.stride[0][c->axis2] = s;
+    s = w.stride[0][at->axis_a];
+    w.stride[0][at->axis_a] = w.stride[0][at->axis_b];
+    w.stride[0][at->axis_b] = s;
     n = walk_row(&w);
     s = walk_step(&w, 0);
     for (i = 0; i < c->value.size; i += n, walk_next_row(&w))
         for (j = 0; j < n; j++)
             pbar[w.pos[0] + j * s] += cbar[i + j];
+    return LLM_OK;
 }
 
 /* sum and mean over axis: a_bar += c_bar (/ n) repeated along the axis */
-static void vjp_reduce(const llm_tape *tape, const llm_node *c, const double *cbar,
-                       double *pbar)
+static void reduce_back(const llm_tape *tape, const llm_node *c, int mean,
+                        const double *cbar, double *pbar)
 {
     const llm_tensor *p = &tape->nodes[c->arg[0]].value;
-    const double n = (double)p->shape[c->axis];
+    const reduce_attr *at = c->attr;
+    const double n = (double)p->shape[at->axis];
     size_t cs[LLM_MAX_RANK], i, k, j = 0, m, s;
     walk w;
     walk_start(&w, p->rank, p->shape);
     dense_strides(&c->value, c->value.rank, cs);
     for (k = 0; k < p->rank; k++) {            /* the child's strides, over a's axes */
-        if (k == c->axis) {
+        if (k == at->axis) {
             w.stride[0][k] = 0;
-            j += (size_t)c->keepdim;           /* a kept axis has extent 1: skip it */
+            j += (size_t)at->keepdim;          /* a kept axis has extent 1: skip it */
         } else {
             w.stride[0][k] = cs[j++];
         }
@@ -679,50 +450,313 @@ static void vjp_reduce(const llm_tape *tape, const llm_node *c, const double *cb
     s = walk_step(&w, 0);
     for (i = 0; i < p->size; i += m, walk_next_row(&w))
         for (j = 0; j < m; j++)
-            pbar[i + j] += c->op == LLM_OP_MEAN ? cbar[w.pos[0] + j * s] / n
-                                                : cbar[w.pos[0] + j * s];
+            pbar[i + j] += mean ? cbar[w.pos[0] + j * s] / n : cbar[w.pos[0] + j * s];
+}
+
+static llm_status sum_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                          const double *cbar, double *pbar, llm_error *err)
+{
+    (void)k, (void)err;
+    reduce_back(tape, c, 0, cbar, pbar);
+    return LLM_OK;
+}
+
+static llm_status mean_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                           const double *cbar, double *pbar, llm_error *err)
+{
+    (void)k, (void)err;
+    reduce_back(tape, c, 1, cbar, pbar);
+    return LLM_OK;
 }
 
 /* sum_all: every element of a_bar gets the scalar c_bar */
-static void vjp_sum_all(const llm_tape *tape, const llm_node *c, const double *cbar,
-                        double *pbar)
+static llm_status sum_all_vjp(const llm_tape *tape, const llm_node *c, size_t k,
+                              const double *cbar, double *pbar, llm_error *err)
 {
     size_t i, n = tape->nodes[c->arg[0]].value.size;
+    (void)k, (void)err;
     for (i = 0; i < n; i++)
         pbar[i] += cbar[0];
+    return LLM_OK;
 }
-/* parent_bar += J^T child_bar along operand edge k of node c. */
-static llm_status edge_vjp(const llm_tape *tape, const llm_node *c, size_t k,
-                           const double *cbar, double *pbar, llm_error *err)
+static const llm_op add_op = {"add", add_vjp};
+static const llm_op sub_op = {"sub", sub_vjp};
+static const llm_op mul_op = {"mul", mul_vjp};
+static const llm_op reshape_op = {"reshape", reshape_vjp};
+static const llm_op transpose_op = {"transpose", transpose_vjp};
+static const llm_op sum_op = {"sum", sum_vjp};
+static const llm_op mean_op = {"mean", mean_vjp};
+static const llm_op sum_all_op = {"sum_all", sum_all_vjp};
+static const llm_op detach_op = {"detach", NULL};      /* no edge */
+static llm_status check_input(const llm_tensor *t, const char *what, const char *stage,
+                              llm_error *err)
 {
-    switch (c->op) {
-    case LLM_OP_ADD:
-    case LLM_OP_SUB:       vjp_add(tape, c, k, cbar, pbar); return LLM_OK;
-    case LLM_OP_MUL:       vjp_mul(tape, c, k, cbar, pbar); return LLM_OK;
-    case LLM_OP_RESHAPE:   vjp_reshape(c, cbar, pbar); return LLM_OK;
-    case LLM_OP_TRANSPOSE: vjp_transpose(tape, c, cbar, pbar); return LLM_OK;
-    case LLM_OP_SUM:
-    case LLM_OP_MEAN:      vjp_reduce(tape, c, cbar, pbar); return LLM_OK;
-    case LLM_OP_SUM_ALL:   vjp_sum_all(tape, c, cbar, pbar); return LLM_OK;
-    /* chapter 16 continues this list */
-    case LLM_OP_MATMUL:
-    case LLM_OP_GATHER:
-    case LLM_OP_EXP:
-    case LLM_OP_LOG:
-    case LLM_OP_SQRT:
-    case LLM_OP_RECIPROCAL:
-    case LLM_OP_SIGMOID:
-    case LLM_OP_SILU:
-    case LLM_OP_LOG_SOFTMAX:
-    case LLM_OP_NLL_MEAN:  return llm_tape_model_vjp(tape, c, k, cbar, pbar, err);
-    case LLM_OP_SOFTMAX:   return llm_tape_softmax_vjp(tape, c, k, cbar, pbar, err);
-    case LLM_OP_CAUSAL_SOFTMAX: return llm_tape_softmax_vjp(tape, c, k, cbar, pbar, err);
-    case LLM_OP_ROPE:      return llm_tape_rope_vjp(tape, c, k, cbar, pbar, err);
-    default:
-        return llm_fail(err, LLM_ERR_TAPE, "tape.backward",
-                        "operation %s has an edge but no vector-Jacobian product",
-                        llm_op_name(c->op));
+    if (t->data == NULL || t->rank > LLM_MAX_RANK)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "the %s has no buffer or a rank above %d", what, LLM_MAX_RANK);
+    if (!llm_tensor_is_contiguous(t))
+        return llm_fail(err, LLM_ERR_CONTIGUITY, stage,
+                        "the %s is a strided view; a leaf needs contiguous elements "
+                        "(copy it first)", what);
+    return LLM_OK;
+}
+
+/* The memory rules of a new leaf against itself and every earlier leaf. */
+static llm_status check_leaf_memory(const llm_tape *tape, const llm_tensor *value,
+                                    const llm_tensor *grad, const char *stage,
+                                    llm_error *err)
+{
+    size_t i;
+    if (grad != NULL && overlaps(grad, value))
+        return llm_fail(err, LLM_ERR_TAPE, stage, "the grad shares memory with the value");
+    for (i = 0; i < tape->count; i++) {
+        const llm_node *leaf = &tape->nodes[i];
+        if (leaf->op != &llm_op_leaf)
+            continue;
+        if ((grad != NULL && (overlaps(grad, &leaf->value) ||
+                              (leaf->grad != NULL && overlaps(grad, leaf->grad)))) ||
+            (leaf->grad != NULL && overlaps(value, leaf->grad)))
+            return llm_fail(err, LLM_ERR_TAPE, stage,
+                            "the new leaf shares memory with leaf %zu (an accumulator "
+                            "with a value or another accumulator); record a tensor once "
+                            "and reuse its handle", i);
     }
+    return LLM_OK;
+}
+llm_status llm_tape_leaf(llm_tape *tape, const llm_tensor *value, llm_tensor *grad,
+                         llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.leaf";
+    llm_node node;
+    llm_status st = check_operation(tape, 0, NULL, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    if (value == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no value");
+    if ((st = check_input(value, "value", stage, err)) != LLM_OK)
+        return st;
+    if (grad != NULL) {
+        if ((st = check_input(grad, "grad", stage, err)) != LLM_OK)
+            return st;
+        if (!same_shape(grad, value))
+            return llm_fail(err, LLM_ERR_SHAPE, stage,
+                            "the grad must have the value's shape: rank %zu and %zu "
+                            "elements against rank %zu and %zu elements",
+                            grad->rank, grad->size, value->rank, value->size);
+    }
+    if ((st = check_leaf_memory(tape, value, grad, stage, err)) != LLM_OK ||
+        (st = check_finite(value, "the value", stage, err)) != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = &llm_op_leaf;
+    node.value = *value;
+    node.value.owns = 0;          /* borrowed: the caller frees it */
+    node.grad = grad;
+    return append(tape, node, out, stage, err);
+}
+
+llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *out,
+                             llm_error *err)
+{
+    const char *stage = "tape.constant";
+    llm_node node;
+    llm_status st = check_operation(tape, 0, NULL, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    if (value == NULL || value->data == NULL || value->rank > LLM_MAX_RANK)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "a value with a buffer and a rank up to %d is required",
+                        LLM_MAX_RANK);
+    memset(&node, 0, sizeof node);
+    node.op = &llm_op_const;
+    if ((st = llm_tensor_copy(&node.value, value, err)) != LLM_OK)
+        return st;
+    if ((st = check_finite(&node.value, "the value", stage, err)) != LLM_OK) {
+        llm_tensor_free(&node.value);
+        return st;
+    }
+    return append(tape, node, out, stage, err);
+}
+static llm_status record_binary(llm_tape *tape, const llm_op *op, llm_binary_op how,
+                                llm_var a, llm_var b, llm_var *out, const char *stage,
+                                llm_error *err)
+{
+    const llm_var args[2] = {a, b};
+    llm_node node;
+    llm_status st = check_operation(tape, 2, args, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = op;
+    node.nargs = 2;
+    node.arg[0] = a.id;
+    node.arg[1] = b.id;
+    st = llm_tensor_binary(&node.value, how, &tape->nodes[a.id].value,
+                           &tape->nodes[b.id].value, err);
+    if (st != LLM_OK)
+        return st;
+    if ((st = check_finite(&node.value, "the result", stage, err)) != LLM_OK) {
+        llm_tensor_free(&node.value);
+        return st;
+    }
+    return append(tape, node, out, stage, err);
+}
+
+llm_status llm_tape_add(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
+                        llm_error *err)
+{
+    return record_binary(tape, &add_op, LLM_ADD, a, b, out, "tape.add", err);
+}
+
+llm_status llm_tape_sub(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
+                        llm_error *err)
+{
+    return record_binary(tape, &sub_op, LLM_SUB, a, b, out, "tape.sub", err);
+}
+
+llm_status llm_tape_mul(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
+                        llm_error *err)
+{
+    return record_binary(tape, &mul_op, LLM_MUL, a, b, out, "tape.mul", err);
+}
+llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t *shape,
+                            llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.reshape";
+    const llm_tensor *src;
+    llm_node node;
+    llm_status st = check_operation(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    src = &tape->nodes[a.id].value;
+    memset(&node, 0, sizeof node);
+    node.op = &reshape_op;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    st = llm_tensor_reshape(&node.value, src, rank, shape, err);
+    if (st == LLM_ERR_CONTIGUITY) {      /* checked last: only the layout is wrong */
+        llm_tensor dense;
+        if ((st = llm_tensor_copy(&dense, src, err)) != LLM_OK)
+            return st;
+        st = llm_tensor_reshape(&node.value, &dense, rank, shape, err);
+        if (st != LLM_OK) {
+            llm_tensor_free(&dense);
+            return st;
+        }
+        node.value.owns = 1;             /* the node takes the copy's buffer over */
+    }
+    if (st != LLM_OK)
+        return st;
+    return append(tape, node, out, stage, err);
+}
+
+llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t axis_b,
+                              llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.transpose";
+    transpose_attr *at;
+    llm_node node;
+    llm_status st = check_operation(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = &transpose_op;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    st = llm_tensor_transpose(&node.value, &tape->nodes[a.id].value, axis_a, axis_b, err);
+    if (st == LLM_OK)
+        st = llm_tape_attr(tape, &node, sizeof *at, stage, err);
+    if (st != LLM_OK)
+        return st;                       /* the value is a view: nothing to free */
+    at = node.attr;
+    at->axis_a = axis_a;
+    at->axis_b = axis_b;
+    return append(tape, node, out, stage, err);
+}
+static llm_status record_reduce(llm_tape *tape, const llm_op *op, llm_reduce_op how,
+                                llm_var a, size_t axis, int keepdim, llm_var *out,
+                                const char *stage, llm_error *err)
+{
+    reduce_attr *at;
+    llm_node node;
+    llm_status st = check_operation(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = op;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    st = llm_tensor_reduce(&node.value, how, &tape->nodes[a.id].value, axis,
+                           keepdim != 0, err);
+    if (st != LLM_OK)
+        return st;
+    if ((st = check_finite(&node.value, "the result", stage, err)) != LLM_OK ||
+        (st = llm_tape_attr(tape, &node, sizeof *at, stage, err)) != LLM_OK) {
+        release_node(&node);
+        return st;
+    }
+    at = node.attr;
+    at->axis = axis;
+    at->keepdim = keepdim != 0;
+    return append(tape, node, out, stage, err);
+}
+
+llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim, llm_var *out,
+                        llm_error *err)
+{
+    return record_reduce(tape, &sum_op, LLM_SUM, a, axis, keepdim, out, "tape.sum", err);
+}
+
+llm_status llm_tape_mean(llm_tape *tape, llm_var a, size_t axis, int keepdim,
+                         llm_var *out, llm_error *err)
+{
+    return record_reduce(tape, &mean_op, LLM_MEAN, a, axis, keepdim, out, "tape.mean",
+                         err);
+}
+llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.sum_all";
+    const llm_tensor *src;
+    size_t idx[LLM_MAX_RANK] = {0}, i, k, o;
+    double acc = +0.0;
+    llm_node node;
+    llm_status st = check_operation(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    src = &tape->nodes[a.id].value;
+    for (i = 0; i < src->size; i++) {          /* row-major, through the strides */
+        for (o = src->offset, k = 0; k < src->rank; k++)
+            o += idx[k] * src->stride[k];
+        acc += src->data[o];
+        llm_index_next(src->rank, src->shape, idx);
+    }
+    if (!isfinite(acc))
+        return llm_fail(err, LLM_ERR_NONFINITE, stage,
+                        "the sum of %zu finite elements overflowed to %g", src->size, acc);
+    memset(&node, 0, sizeof node);
+    node.op = &sum_all_op;
+    node.nargs = 1;
+    node.arg[0] = a.id;
+    if ((st = llm_tensor_zeros(&node.value, 0, NULL, err)) != LLM_OK)
+        return st;
+    node.value.data[0] = acc;
+    return append(tape, node, out, stage, err);
+}
+
+llm_status llm_tape_detach(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
+{
+    const char *stage = "tape.detach";
+    llm_node node;
+    llm_status st = check_operation(tape, 1, &a, out, stage, err);
+    if (st != LLM_OK)
+        return st;
+    memset(&node, 0, sizeof node);
+    node.op = &detach_op;
+    node.nargs = 0;                    /* no edge: the gradient stops here */
+    node.arg[0] = a.id;
+    node.value = tape->nodes[a.id].value;
+    node.value.owns = 0;               /* a view of the operand's value */
+    return append(tape, node, out, stage, err);
 }
 static llm_status check_seed(const llm_tape *tape, llm_var v, const llm_tensor *seed,
                              llm_error *err)
@@ -815,7 +849,11 @@ static llm_status propagate(const llm_tape *tape, size_t out, const llm_tensor *
             if (bar[p] == NULL && (bar[p] = new_adjoint(tape, p)) == NULL)
                 return llm_fail(err, LLM_ERR_ALLOC, "tape.backward",
                                 "cannot allocate the adjoint of node %zu", p);
-            if ((st = edge_vjp(tape, c, k, bar[i], bar[p], err)) != LLM_OK)
+            if (c->op->vjp == NULL)           /* a bug of the operation, not the data */
+                return llm_fail(err, LLM_ERR_TAPE, "tape.backward",
+                                "operation %s has an edge but no vector-Jacobian product",
+                                llm_op_name(c->op));
+            if ((st = c->op->vjp(tape, c, k, bar[i], bar[p], err)) != LLM_OK)
                 return st;
         }
     }
@@ -827,7 +865,7 @@ static llm_status check_commit(const llm_tape *tape, size_t out, double **bar,
     size_t i, j;
     for (i = 0; i <= out; i++) {
         const llm_node *leaf = &tape->nodes[i];
-        if (leaf->op != LLM_OP_LEAF || leaf->grad == NULL || bar[i] == NULL)
+        if (leaf->op != &llm_op_leaf || leaf->grad == NULL || bar[i] == NULL)
             continue;
         for (j = 0; j < leaf->value.size; j++) {
             const double g = leaf->grad->data[leaf->grad->offset + j];
@@ -847,7 +885,7 @@ static void commit(llm_tape *tape, size_t out, double **bar)
     for (i = 0; i <= out; i++) {
         llm_node *leaf = &tape->nodes[i];
         double *g;
-        if (leaf->op != LLM_OP_LEAF || leaf->grad == NULL || bar[i] == NULL)
+        if (leaf->op != &llm_op_leaf || leaf->grad == NULL || bar[i] == NULL)
             continue;
         g = leaf->grad->data + leaf->grad->offset;
         for (j = 0; j < leaf->value.size; j++)

@@ -103,38 +103,26 @@ typedef struct llm_var {
     size_t id;
     size_t epoch;
 } llm_var;
-/* What a node of the tensor tape computes from its operands a and b. */
-typedef enum llm_op {
-    LLM_OP_LEAF,       /* an input, borrowed from the caller; may have a grad */
-    LLM_OP_CONST,      /* an input copied onto the tape; never has a grad */
-    LLM_OP_ADD,        /* a + b, broadcast */
-    LLM_OP_SUB,        /* a - b, broadcast */
-    LLM_OP_MUL,        /* a * b elementwise, broadcast */
-    LLM_OP_RESHAPE,    /* a's elements under a new shape */
-    LLM_OP_TRANSPOSE,  /* a with axes axis and axis2 swapped */
-    LLM_OP_SUM,        /* the sum of a over axis */
-    LLM_OP_MEAN,       /* the mean of a over axis */
-    LLM_OP_SUM_ALL,    /* the sum of every element of a: a scalar */
-    LLM_OP_DETACH,     /* a's value with no edge back to a */
-    /* chapter 16 continues this list */
-    LLM_OP_MATMUL,       /* op(a) op(b); flag[0], flag[1]: the transposes */
-    LLM_OP_GATHER,       /* rows index[p] of a; index: the IDs, copied */
-    LLM_OP_EXP,          /* e^a */
-    LLM_OP_LOG,          /* ln a, for a > 0 */
-    LLM_OP_SQRT,         /* the square root of a, for a >= 0 */
-    LLM_OP_RECIPROCAL,   /* 1 / a, for a != 0 */
-    LLM_OP_SIGMOID,      /* 1 / (1 + e^-a), computed without overflow */
-    LLM_OP_SILU,         /* a * sigmoid(a) */
-    LLM_OP_LOG_SOFTMAX,  /* log softmax(a) along axis */
-    LLM_OP_NLL_MEAN,     /* the mean NLL of a's rows; index: the targets, copied */
-    LLM_OP_SOFTMAX,      /* softmax(a) along the last axis */
-    LLM_OP_CAUSAL_SOFTMAX, /* softmax of a's last axis over keys j <= i + Tk - Tq */
-    LLM_OP_ROPE,         /* rotary positions; scalar: base, axis: the first position,
-                            flag[0]: the pairing */
-    LLM_OP_COUNT
+typedef struct llm_tape llm_tape;
+typedef struct llm_node llm_node;
+
+/* An operation of the tensor tape: its name and its vector-Jacobian
+   product, defined together by the file that records the operation. vjp
+   adds J^T cbar along operand edge k of node c into pbar (cbar: c's
+   adjoint, pbar: operand k's, both row-major); it fails only for want of
+   scratch memory, with LLM_ERR_ALLOC under the stage "tape.backward".
+   The tape's inputs have no edges and no vjp. */
+typedef struct llm_op {
+    const char *name;
+    llm_status (*vjp)(const llm_tape *tape, const llm_node *c, size_t k,
+                      const double *cbar, double *pbar, llm_error *err);
 } llm_op;
-typedef struct llm_node {
-    llm_op op;
+
+/* The tape's two inputs, which code outside the tape may look for. */
+extern const llm_op llm_op_leaf;    /* borrowed from the caller; may have a grad */
+extern const llm_op llm_op_const;   /* copied onto the tape; never has a grad */
+struct llm_node {
+    const llm_op *op;     /* what the node computes */
     size_t nargs;         /* operand edges: 0, 1 or 2 */
     size_t arg[2];        /* operand ids, each smaller than this node's id;
                              detach keeps its source in arg[0] with nargs 0 */
@@ -144,24 +132,20 @@ typedef struct llm_node {
     double *adjoint;      /* the adjoint of the last pass that kept the graph:
                              value.size doubles, row-major; or NULL */
     int needs_grad;       /* 1 when a leaf with a grad lies behind this node */
-    size_t axis, axis2;   /* sum and mean: axis; transpose: axis and axis2 */
-    int keepdim;          /* sum and mean: the axis stays with extent 1 */
-    int flag[2];          /* free for later operations (matmul's transposes) */
-    size_t *index;        /* an array the node owns, freed with it (gather) */
-    size_t nindex;        /* the number of entries in index */
-    double scalar;        /* a constant parameter of later operations */
-} llm_node;
+    void *attr;           /* the operation's parameters, laid out by the
+                             operation; allocated and freed with the node */
+};
 
-typedef struct llm_tape {
+struct llm_tape {
     llm_node *nodes;   /* nodes[0 .. count-1], in the order they were recorded */
     size_t count;      /* nodes in the current recording */
     size_t capacity;   /* room in nodes before the array must grow */
     size_t epoch;      /* the number of the current recording; 0: not initialised */
     int released;      /* 1 after a backward pass that did not keep the graph */
-} llm_tape;
+};
 
-/* The short name of an operation: "leaf", "add", ..., "unknown". */
-const char *llm_op_name(llm_op op);
+/* The short name of an operation: "leaf", "add", ..., "unknown" for NULL. */
+const char *llm_op_name(const llm_op *op);
 /* An empty tape with room for capacity nodes (at least 1), recording a
    new epoch.
    Errors: LLM_ERR_ARGUMENT (tape is NULL), LLM_ERR_OVERFLOW (the bytes of
@@ -169,7 +153,7 @@ const char *llm_op_name(llm_op op);
    not touched. */
 llm_status llm_tape_init(llm_tape *tape, size_t capacity, llm_error *err);
 
-/* Frees every value, adjoint and index array the tape owns and empties the
+/* Frees every value, adjoint and parameter block the tape owns and empties the
    recording; the node array is kept for reuse. A new epoch begins, so every
    older llm_var becomes stale; a released recording becomes usable again.
    Leaves' values and grads belong to the caller and are not touched.
@@ -183,8 +167,8 @@ void llm_tape_free(llm_tape *tape);
    NULL tape). */
 size_t llm_tape_mark(const llm_tape *tape);
 
-/* Frees every node recorded since mark (the values they own, their index
-   arrays and adjoints) and returns the count to mark; the epoch and the
+/* Frees every node recorded since mark (the values they own, their
+   parameters and adjoints) and returns the count to mark; the epoch and the
    nodes below mark, adjoints included, are untouched, so handles below
    mark stay valid and the next node recorded gets id mark. Never rewind
    past a node whose handle was handed out: after new recordings that
@@ -273,21 +257,6 @@ llm_status llm_tape_value(const llm_tape *tape, llm_var v, const llm_tensor **va
                           llm_error *err);
 llm_status llm_tape_adjoint(const llm_tape *tape, llm_var v, const double **adjoint,
                             llm_error *err);
-/* The interface between the tape and operations defined outside
-   tensor_tape.c (chapter 16's, in tape_ops.c); programs do not call it.
-   llm_tape_check makes the checks every operation makes first (the tape,
-   out, each operand's handle), refusing under stage; llm_tape_append takes
-   node over, its value and index included, and frees both if it fails. */
-llm_status llm_tape_check(const llm_tape *tape, size_t nargs, const llm_var *args,
-                          const llm_var *out, const char *stage, llm_error *err);
-llm_status llm_tape_append(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
-                           llm_error *err);
-
-/* pbar += J^T cbar along operand edge k of node c, for the operations of
-   chapter 16; called by the backward pass. Errors: LLM_ERR_ALLOC (scratch
-   memory), reported under the stage "tape.backward". */
-llm_status llm_tape_model_vjp(const llm_tape *tape, const llm_node *c, size_t k,
-                              const double *cbar, double *pbar, llm_error *err);
 /* Record C = op(A) op(B), chapter 11's llm_matmul: batch axes broadcast.
    Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (not
    initialised, released; an operand stale or not on the tape), those of
@@ -341,15 +310,5 @@ llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var 
    LLM_ERR_SHAPE, LLM_ERR_TARGET). Stage "tape.nll_mean". */
 llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targets,
                              size_t ntargets, llm_var *out, llm_error *err);
-/* pbar += J^T cbar along the edge of a softmax node (chapters 27 and 28):
-   row by row, pbar_j += y_j (cbar_j - sum_i cbar_i y_i); entries with
-   y_j = 0 (masked ones) receive nothing. Called by the backward pass;
-   never fails. */
-llm_status llm_tape_softmax_vjp(const llm_tape *tape, const llm_node *c, size_t k,
-                                const double *cbar, double *pbar, llm_error *err);
-/* pbar += R^T cbar along the edge of a rotary node (chapter 29): the
-   rotation backwards; called by the backward pass, never fails. */
-llm_status llm_tape_rope_vjp(const llm_tape *tape, const llm_node *c, size_t k,
-                             const double *cbar, double *pbar, llm_error *err);
 
 #endif
