@@ -43,8 +43,9 @@ static llm_status keep_ids(llm_tape *tape, llm_node *node, const size_t *ids, si
     return LLM_OK;
 }
 /* *values = t's elements in row-major order: t's own buffer when t is
-   contiguous, otherwise a copy made in *copy (free it with llm_tensor_free;
-   it is emptied first, so freeing is always safe). */
+   contiguous, otherwise a copy made in *copy (release it with
+   llm_tensor_give, which keeps the buffer for the next step's copy; it is
+   emptied first, so releasing is always safe). */
 static llm_status dense(const llm_tensor *t, llm_tensor *copy, const double **values,
                         const char *stage, llm_error *err)
 {
@@ -137,7 +138,7 @@ static llm_status matmul_vjp(const llm_tape *tape, const llm_node *c, size_t k,
         return llm_fail(err, st, "tape.backward", "the gradient of operand %zu of "
                         "matmul: %s", k, why.message);
     add_back(pbar, k == 0 ? a : b, &g);
-    llm_tensor_free(&g);
+    llm_tensor_give(&g);                /* the next step's gradient reuses it */
     return LLM_OK;
 }
 
@@ -268,7 +269,7 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
         return st;
     }
     gather_rows(rows, t->shape[0] > 0 ? t->size / t->shape[0] : 0, ids, n, node.value.data);
-    llm_tensor_free(&copy);
+    llm_tensor_give(&copy);
     return llm_tape_append(tape, node, out, stage, err);
 }
 /* 1 / (1 + e^-x), never exponentiating a positive number */
@@ -353,7 +354,7 @@ static llm_status unary_vjp(const llm_tape *tape, const llm_node *c, size_t k,
         return st;
     for (i = 0; i < c->value.size; i++)
         pbar[i] += f->grad(x[i], y[i], cbar[i]);
-    llm_tensor_free(&copy);
+    llm_tensor_give(&copy);
     return LLM_OK;
 }
 
@@ -388,12 +389,12 @@ static llm_status record_unary(llm_tape *tape, const unary_op *f, llm_var a, llm
     if (st == LLM_OK)
         st = llm_tensor_zeros(&node.value, x->rank, x->shape, err);
     if (st != LLM_OK) {
-        llm_tensor_free(&copy);
+        llm_tensor_give(&copy);
         return st;
     }
     for (i = 0; i < x->size; i++)
         node.value.data[i] = f->value(xv[i]);
-    llm_tensor_free(&copy);
+    llm_tensor_give(&copy);
     node.op = &f->op;
     node.nargs = 1;
     node.arg[0] = a.id;
@@ -519,7 +520,7 @@ static llm_status nll_mean_vjp(const llm_tape *tape, const llm_node *c, size_t k
     if (st != LLM_OK)
         return st;
     nll_grad(x, targets->n, a->shape[a->rank - 1], targets->id, cbar[0], pbar);
-    llm_tensor_free(&copy);
+    llm_tensor_give(&copy);
     return LLM_OK;
 }
 

@@ -90,6 +90,15 @@ void llm_tensor_free(llm_tensor *t)
     memset(t, 0, sizeof *t);
 }
 
+void llm_tensor_give(llm_tensor *t)
+{
+    if (t == NULL)
+        return;
+    if (t->owns)
+        llm_alloc_give(t->data, (t->size > 0 ? t->size : 1) * sizeof(double));
+    memset(t, 0, sizeof *t);
+}
+
 llm_status llm_tensor_check(const llm_tensor *t, const char *name,
                             const char *stage, llm_error *err)
 {

@@ -21,12 +21,19 @@ static size_t new_epoch(void)
     return ++last_epoch;
 }
 
-/* Frees what one node owns: its value if owned, its adjoint, its
-   parameters. */
+/* The bytes of a buffer of n doubles as the library allocates it: at least
+   one double, so that no buffer is empty. */
+static size_t buffer_bytes(size_t n)
+{
+    return (n > 0 ? n : 1) * sizeof(double);
+}
+
+/* Releases what one node owns: its value if owned and its adjoint go back
+   to the allocator for the next recording, its parameters are freed. */
 static void release_node(llm_node *node)
 {
-    llm_tensor_free(&node->value);
-    free(node->adjoint);
+    llm_alloc_give(node->adjoint, buffer_bytes(node->value.size));
+    llm_tensor_give(&node->value);
     node->adjoint = NULL;
     free(node->attr);
     node->attr = NULL;
@@ -78,6 +85,7 @@ void llm_tape_free(llm_tape *tape)
         release_node(&tape->nodes[i]);
     free(tape->nodes);
     memset(tape, 0, sizeof *tape);
+    llm_alloc_trim();
 }
 static llm_status check_tape(const llm_tape *tape, const char *stage, llm_error *err)
 {
@@ -795,11 +803,12 @@ static double *new_adjoint(const llm_tape *tape, size_t i)
     return llm_calloc(n > 0 ? n : 1, sizeof(double));
 }
 
-static void free_adjoints(double **bar, size_t n)
+/* Gives back the adjoints of nodes 0 .. n-1 that bar holds. */
+static void free_adjoints(const llm_tape *tape, double **bar, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++)
-        free(bar[i]);
+        llm_alloc_give(bar[i], buffer_bytes(tape->nodes[i].value.size));
 }
 /* 1 when x[0 .. n-1] are all finite: x * 0 is a zero for a finite x and NaN
    for an infinity or a NaN, and a NaN survives every addition. The two
@@ -909,17 +918,17 @@ llm_status llm_tape_backward(llm_tape *tape, llm_var v, const llm_tensor *seed,
     if (st == LLM_OK)
         st = check_commit(tape, v.id, bar, err);
     if (st != LLM_OK) {                        /* nothing has changed yet */
-        free_adjoints(bar, v.id + 1);
+        free_adjoints(tape, bar, v.id + 1);
         free(bar);
         return st;
     }
     commit(tape, v.id, bar);
     for (i = 0; i < tape->count; i++) {        /* the last kept pass's adjoints go */
-        free(tape->nodes[i].adjoint);
+        llm_alloc_give(tape->nodes[i].adjoint, buffer_bytes(tape->nodes[i].value.size));
         tape->nodes[i].adjoint = keep_graph && i <= v.id ? bar[i] : NULL;
     }
     if (!keep_graph) {
-        free_adjoints(bar, v.id + 1);
+        free_adjoints(tape, bar, v.id + 1);
         for (i = 0; i < tape->count; i++)
             release_node(&tape->nodes[i]);
         tape->released = 1;

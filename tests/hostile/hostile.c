@@ -158,7 +158,9 @@ static void tensor_calls(void)
         memset(&err, 0, sizeof err);                                           \
         st = (expr);                                                           \
         judge(name, st, &err, st == LLM_OK || MARKED(out));                    \
-        if (st == LLM_OK && out.owns)                                          \
+        if (st == LLM_OK && out.owns && chance(50))                            \
+            llm_tensor_give(&out);        /* kept, for a later call to reuse */ \
+        else if (st == LLM_OK && out.owns)                                     \
             llm_tensor_free(&out);                                             \
     } while (0)
     CALL("tensor.zeros", llm_tensor_zeros(&out, r, shape, &err));
@@ -502,9 +504,12 @@ static void one_case(uint64_t seed, int fd)
     size_t counts[2];
     int k;
     llm_rng_seed(&rng, seed);
+    llm_alloc_keep(chance(20) ? draw(1 << 16) : LLM_ALLOC_KEEP);   /* small limits too */
     for (k = 0; k < 4; k++) {
         tensor_calls();
         tape_calls();
+        if (chance(10))
+            llm_alloc_trim();
     }
     model_calls();
     counts[0] = calls;

@@ -153,7 +153,8 @@ const char *llm_op_name(const llm_op *op);
    not touched. */
 llm_status llm_tape_init(llm_tape *tape, size_t capacity, llm_error *err);
 
-/* Frees every value, adjoint and parameter block the tape owns and empties the
+/* Releases every value, adjoint and parameter block the tape owns (values
+   and adjoints go back to the allocator, llm_alloc_give) and empties the
    recording; the node array is kept for reuse. A new epoch begins, so every
    older llm_var becomes stale; a released recording becomes usable again.
    Leaves' values and grads belong to the caller and are not touched.
@@ -161,7 +162,8 @@ llm_status llm_tape_init(llm_tape *tape, size_t capacity, llm_error *err);
 llm_status llm_tape_reset(llm_tape *tape, llm_error *err);
 
 /* Frees everything the tape owns, the node array included, and zeroes the
-   tape (llm_tape_init makes it usable again). Safe on NULL. */
+   tape (llm_tape_init makes it usable again); then frees every block kept
+   by the allocator (llm_alloc_trim). Safe on NULL. */
 void llm_tape_free(llm_tape *tape);
 /* The tape's node count, to rewind to after a failure midway (0 for a
    NULL tape). */

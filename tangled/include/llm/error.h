@@ -76,5 +76,20 @@ void llm_alloc_fail_at(size_t n);
 /* The allocations made since the last llm_alloc_fail_at, the failed one
    included. */
 size_t llm_alloc_calls(void);
+/* Gives block back for reuse: it came from llm_malloc or llm_calloc with
+   exactly bytes bytes, and the caller no longer touches it. The allocator
+   keeps it, and a later llm_malloc or llm_calloc of the same size returns
+   it (llm_calloc zeroes it). A block that would take the kept bytes past
+   the limit is freed instead. Safe on NULL. */
+void llm_alloc_give(void *block, size_t bytes);
+
+/* The most bytes kept at once (LLM_ALLOC_KEEP, a gibibyte, to start); 0
+   keeps nothing. Kept blocks beyond the new limit are freed. */
+#define LLM_ALLOC_KEEP ((size_t)1 << 30)
+void llm_alloc_keep(size_t limit);
+
+/* The bytes kept now, and every kept block freed. */
+size_t llm_alloc_kept(void);
+void llm_alloc_trim(void);
 
 #endif

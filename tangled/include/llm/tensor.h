@@ -43,6 +43,11 @@ llm_status llm_tensor_from(llm_tensor *out, size_t rank, const size_t *shape,
    and on NULL. */
 void llm_tensor_free(llm_tensor *t);
 
+/* As llm_tensor_free, but an owned buffer goes back to the allocator for
+   reuse (llm_alloc_give) instead of being freed. Only for a tensor the
+   library made, whose buffer holds max(size, 1) doubles. */
+void llm_tensor_give(llm_tensor *t);
+
 /* The check every public function makes of a tensor it is given, before it
    reads a field: t exists, has a buffer, and its rank fits the struct. name
    says which argument ("logits") and stage who asks.
