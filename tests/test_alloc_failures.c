@@ -13,12 +13,13 @@
 #include <string.h>
 
 #include "llm/attention.h"
-#include "llm/autodiff.h"
+#include "llm/tape.h"
 #include "llm/error.h"
 #include "llm/model.h"
 #include "llm/nn.h"
 #include "llm/tensor.h"
-#include "llm/train.h"
+#include "llm/data.h"
+#include "llm/optim.h"
 
 /* ------------------------------------------------ a parameter list's state */
 

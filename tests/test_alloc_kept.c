@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
+#include "llm/tape.h"
 #include "llm/error.h"
 #include "llm/tensor.h"
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llm/error.h"
+#include "llm/softmax.h"
 #include "llm/tensor.h"
 
 static const double rows3[6] = {0, 1, 1000, 1001, -1001, -1000};

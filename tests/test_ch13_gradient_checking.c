@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "llm/error.h"
+#include "llm/gradcheck.h"
+#include "llm/softmax.h"
 #include "llm/tensor.h"
 
 /* ------------------------------------------------------------ objectives */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
+#include "llm/stape.h"
 #include "llm/error.h"
 
 /* x = 2, sq = x*x, loss = sq + sq on a fresh tape of capacity 2. */

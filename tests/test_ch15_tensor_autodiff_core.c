@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
 #include "llm/error.h"
+#include "llm/gradcheck.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 #define REFUSED(st, want, want_stage)                          \

@@ -4,9 +4,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
 #include "llm/error.h"
+#include "llm/gradcheck.h"
 #include "llm/nn.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 static const double fix_x[4] = {1, 2, -1, 3};           /* X [2, 2] */

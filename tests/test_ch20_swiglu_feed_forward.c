@@ -4,9 +4,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
 #include "llm/error.h"
+#include "llm/gradcheck.h"
 #include "llm/nn.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 #define GAMMA UINT64_C(0x9e3779b97f4a7c15)

@@ -8,7 +8,8 @@
 
 #include "llm/error.h"
 #include "llm/nn.h"
-#include "llm/train.h"
+#include "llm/data.h"
+#include "llm/optim.h"
 
 /* The fixture: a = [0,10,11,12,1], b = [0,20,21,1], T = 2, stride 1. */
 static const size_t doc_a[5] = {0, 10, 11, 12, 1}, doc_b[4] = {0, 20, 21, 1};

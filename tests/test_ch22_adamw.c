@@ -10,7 +10,8 @@
 #include "llm/error.h"
 #include "llm/nn.h"
 #include "llm/tensor.h"
-#include "llm/train.h"
+#include "llm/data.h"
+#include "llm/optim.h"
 
 static const llm_adamw_config fixture_config = {0.5, 0.5, 0.1, 0.1};
 

@@ -3,9 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
 #include "llm/error.h"
+#include "llm/gradcheck.h"
 #include "llm/nn.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 static const double fix_x[2] = {2, -1};

@@ -5,9 +5,11 @@
 #include <string.h>
 
 #include "llm/attention.h"
-#include "llm/autodiff.h"
 #include "llm/error.h"
+#include "llm/gradcheck.h"
 #include "llm/nn.h"
+#include "llm/softmax.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 static const double fix_q[4] = {0, 3, 2, -1};

@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "llm/attention.h"
-#include "llm/autodiff.h"
 #include "llm/error.h"
+#include "llm/gradcheck.h"
+#include "llm/softmax.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 static const double fix_q[6] = {0, 3, 2, -1, 1, 1};

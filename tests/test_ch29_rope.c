@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "llm/attention.h"
-#include "llm/autodiff.h"
+#include "llm/tape.h"
 #include "llm/error.h"
 #include "llm/tensor.h"
 

@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
 #include "llm/error.h"
+#include "llm/gradcheck.h"
 #include "llm/model.h"
 #include "llm/nn.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6};

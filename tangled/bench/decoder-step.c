@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "llm/model.h"
-#include "llm/train.h"
+#include "llm/optim.h"
 
 enum { BATCH = 16, CONTEXT = 32, ROUNDS = 3, WARM = 1, TIMED = 5, PHASES = 3 };
 

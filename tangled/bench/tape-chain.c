@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/autodiff.h"
+#include "llm/tape.h"
 
 enum { LINKS = 10000, REPEATS = 20 };
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "llm/autodiff.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 enum { ROWS = 16 * 32, WIDTH = 64, HIDDEN = 128, STEPS = 200 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
+#include "llm/softmax.h"
 #include "llm/tensor.h"
 
 static unsigned long long bits(double x)

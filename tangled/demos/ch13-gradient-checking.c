@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
+#include "llm/softmax.h"
 #include "llm/tensor.h"
 
 static char *sci(char *buf, size_t size, double x)

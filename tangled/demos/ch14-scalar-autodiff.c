@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
+#include "llm/stape.h"
 #include "llm/evidence.h"
 
 static int give_up(llm_trace *tr, llm_stape *tape)

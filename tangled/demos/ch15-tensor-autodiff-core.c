@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 /* The elements of t (at most 64) in row-major order, read through its

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 
 /* x as an exact fraction with a power-of-two denominator ("-3/8", "0",

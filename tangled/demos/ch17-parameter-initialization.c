@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
-#include "llm/nn.h"
+#include "llm/params.h"
 
 /* x as 0x and sixteen hex digits; as Markdown code when code is 1. */
 static char *hex(char *buf, size_t size, uint64_t x, int code)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
 #include "llm/nn.h"
 
 static const double fix_x[4] = {1, 2, -1, 3};               /* X [2, 2] */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
 #include "llm/nn.h"
 
 static void fill_row(llm_trace *tr, const char *table, size_t n, char (*c)[128])

@@ -7,7 +7,7 @@
 
 #include "llm/evidence.h"
 #include "llm/nn.h"
-#include "llm/train.h"
+#include "llm/data.h"
 
 /* The fixture: two wrapped documents (0 = BOS, 1 = EOS), T = 2, stride 1,
    batches of 3, shuffled with seed 7. */

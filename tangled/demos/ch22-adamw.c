@@ -6,7 +6,7 @@
 
 #include "llm/evidence.h"
 #include "llm/nn.h"
-#include "llm/train.h"
+#include "llm/optim.h"
 
 /* beta1, beta2, eps, weight decay of the predict-first fixture. */
 static const llm_adamw_config fixture_config = {0.5, 0.5, 0.1, 0.1};

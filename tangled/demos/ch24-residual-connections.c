@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
 #include "llm/nn.h"
 
 static const double fix_x[2] = {2, -1};                 /* x [2] */

@@ -7,6 +7,7 @@
 
 #include "llm/attention.h"
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
 
 /* x with at most 6 decimals, trailing zeros dropped: 3, -0.5. */
 static char *num(char *buf, size_t size, double x)

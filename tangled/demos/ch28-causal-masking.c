@@ -6,6 +6,8 @@
 
 #include "llm/attention.h"
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
+#include "llm/softmax.h"
 
 static const double fix_q[6] = {0, 3, 2, -1, 1, 1};
 static const double fix_k[6] = {3, 0, -1, 2, 2, 1};

@@ -6,6 +6,7 @@
 
 #include "llm/attention.h"
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
 
 static const double fix_row[4] = {1, 0, 1, 0};
 

@@ -6,6 +6,7 @@
 
 #include "llm/attention.h"
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
 
 #define D 4          /* d_model */
 #define H 2          /* heads */

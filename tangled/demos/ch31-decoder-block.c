@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
 #include "llm/model.h"
 
 /* D: model width; H: heads, of width 2; F: feed-forward width; T:

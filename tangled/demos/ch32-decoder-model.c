@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
+#include "llm/gradcheck.h"
 #include "llm/model.h"
 
 #define DEMO "ch32"

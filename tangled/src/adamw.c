@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/train.h"
+#include "llm/optim.h"
 
 /* The buffer position of the element at idx in t. */
 static size_t adamw_at(const llm_tensor *t, const size_t *idx)

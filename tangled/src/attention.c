@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "llm/attention.h"
+#include "llm/softmax.h"
 #include "tape_op.h"
 
 /* pbar += J^T cbar, row by row: pbar_j += y_j (cbar_j - sum_i cbar_i y_i);

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "llm/train.h"
+#include "llm/data.h"
 
 llm_status llm_rng_below(llm_rng *rng, uint64_t bound, uint64_t *out, llm_error *err)
 {

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "llm/gradcheck.h"
 #include "llm/tensor.h"
 
 llm_status llm_central_difference(llm_objective f, void *ctx, llm_tensor *theta,

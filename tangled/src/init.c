@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/nn.h"
+#include "llm/params.h"
 
 void llm_rng_seed(llm_rng *rng, uint64_t seed)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
+#include "llm/stape.h"
 
 llm_status llm_stape_init(llm_stape *tape, size_t capacity, llm_error *err)
 {

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "llm/softmax.h"
 #include "llm/tensor.h"
 
 /* The n values of one slice are x[0], x[step], ..., x[(n-1)*step]; n >= 1

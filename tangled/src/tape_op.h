@@ -4,7 +4,7 @@
 #ifndef LLM_TAPE_OP_H
 #define LLM_TAPE_OP_H
 
-#include "llm/autodiff.h"
+#include "llm/tape.h"
 
 /* The checks every operation makes first: the tape is initialised and not
    released, out is not NULL, each of the nargs handles in args belongs to

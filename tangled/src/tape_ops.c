@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
+#include "llm/softmax.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 #include "tape_op.h"
 

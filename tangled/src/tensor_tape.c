@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/autodiff.h"
+#include "llm/tape.h"
 #include "tape_op.h"
 
 const llm_op llm_op_leaf = {"leaf", NULL};

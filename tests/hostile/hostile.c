@@ -26,12 +26,14 @@
 #include <unistd.h>
 
 #include "llm/attention.h"
-#include "llm/autodiff.h"
+#include "llm/data.h"
 #include "llm/error.h"
 #include "llm/model.h"
 #include "llm/nn.h"
+#include "llm/optim.h"
+#include "llm/softmax.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
-#include "llm/train.h"
 
 /* ------------------------------------------------------ counts and checks */
 
