@@ -11,6 +11,7 @@
 #include "llm/gradcheck.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 
 #define REFUSED(st, want, want_stage)                          \
     do {                                                       \
@@ -1054,6 +1055,72 @@ START_TEST(rewind_refuses_a_mark_beyond_the_count_and_unusable_tapes)
 }
 END_TEST
 
+START_TEST(a_node_is_read_through_llm_tape_node)
+{
+    static const double xs[4] = {1, 2, 3, 4};
+    const size_t s4[1] = {4};
+    llm_tensor x = make(1, s4, xs), g, seed;
+    llm_tape tape, fresh;
+    llm_node_info info, marker;
+    const llm_tensor *value;
+    const double *adjoint;
+    llm_error err;
+    llm_var a, c, y, s;
+    ck_assert_int_eq(llm_tensor_zeros(&g, 1, s4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &x, &g, &a, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &x, &c, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_mul(&tape, a, c, &y, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sum_all(&tape, y, &s, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_backward(&tape, s, NULL, 1, NULL), LLM_OK);
+    /* the leaf: borrowed value, the caller's accumulator, no operands */
+    ck_assert_int_eq(llm_tape_node(&tape, a.id, &info, NULL), LLM_OK);
+    ck_assert_ptr_eq(info.op, &llm_op_leaf);
+    ck_assert_uint_eq(info.nargs, 0);
+    ck_assert_ptr_eq(info.grad, &g);
+    ck_assert_ptr_eq(info.value->data, x.data);
+    ck_assert_int_eq(info.value->owns, 0);
+    ck_assert_int_eq(info.needs_grad, 1);
+    /* the product: two operands, an owned value, the kept pass's adjoint */
+    ck_assert_int_eq(llm_tape_node(&tape, y.id, &info, NULL), LLM_OK);
+    ck_assert_str_eq(llm_op_name(info.op), "mul");
+    ck_assert_uint_eq(info.nargs, 2);
+    ck_assert_uint_eq(info.arg[0], a.id);
+    ck_assert_uint_eq(info.arg[1], c.id);
+    ck_assert_ptr_null(info.grad);
+    ck_assert_int_eq(llm_tape_value(&tape, y, &value, NULL), LLM_OK);
+    ck_assert_ptr_eq(info.value, value);
+    ck_assert_int_eq(info.value->owns, 1);
+    ck_assert_int_eq(llm_tape_adjoint(&tape, y, &adjoint, NULL), LLM_OK);
+    ck_assert_ptr_eq(info.adjoint, adjoint);
+    ck_assert(adjoint[0] == 1.0 && adjoint[3] == 1.0);
+    /* the constant: a copy that needs no gradient */
+    ck_assert_int_eq(llm_tape_node(&tape, c.id, &info, NULL), LLM_OK);
+    ck_assert_ptr_eq(info.op, &llm_op_const);
+    ck_assert_int_eq(info.needs_grad, 0);
+    ck_assert_ptr_ne(info.value->data, x.data);
+    /* refusals write nothing */
+    memset(&marker, 0x5a, sizeof marker);
+    info = marker;
+    REFUSED(llm_tape_node(&tape, tape.count, &info, &err), LLM_ERR_TAPE, "tape.node");
+    REFUSED(llm_tape_node(&tape, SIZE_MAX, &info, &err), LLM_ERR_TAPE, "tape.node");
+    REFUSED(llm_tape_node(NULL, 0, &info, &err), LLM_ERR_ARGUMENT, "tape.node");
+    REFUSED(llm_tape_node(&tape, 0, NULL, &err), LLM_ERR_ARGUMENT, "tape.node");
+    memset(&fresh, 0, sizeof fresh);
+    REFUSED(llm_tape_node(&fresh, 0, &info, &err), LLM_ERR_TAPE, "tape.node");
+    ck_assert_int_eq(llm_tensor_zeros(&seed, 0, NULL, NULL), LLM_OK);
+    seed.data[0] = 1.0;
+    ck_assert_int_eq(llm_tape_backward(&tape, s, &seed, 0, NULL), LLM_OK);   /* releases */
+    REFUSED(llm_tape_node(&tape, 0, &info, &err), LLM_ERR_TAPE, "tape.node");
+    ck_assert(memcmp(&info, &marker, sizeof info) == 0);
+    ck_assert_uint_eq(llm_tape_node_size(), sizeof(llm_node));
+    llm_tape_free(&tape);
+    llm_tensor_free(&x);
+    llm_tensor_free(&g);
+    llm_tensor_free(&seed);
+}
+END_TEST
+
 Suite *ch15_tensor_autodiff_core_suite(void)
 {
     Suite *s = suite_create("ch15 tensor autodiff core");
@@ -1070,6 +1137,7 @@ Suite *ch15_tensor_autodiff_core_suite(void)
     tcase_add_test(tc, unary_products_on_every_axis);
     tcase_add_test(tc, two_thousand_steps_keep_the_capacity);
     tcase_add_test(tc, names_init_free_and_reuse);
+    tcase_add_test(tc, a_node_is_read_through_llm_tape_node);
     tcase_add_test(tc, init_reset_and_uninitialised_tapes_are_refused);
     tcase_add_test(tc, every_operation_refuses_null_stale_and_foreign_handles);
     tcase_add_test(tc, leaves_refuse_bad_values_and_accumulators);

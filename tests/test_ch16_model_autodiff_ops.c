@@ -12,6 +12,7 @@
 #include "llm/gradcheck.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 
 #define REFUSED(st, want, want_stage)                          \
     do {                                                       \

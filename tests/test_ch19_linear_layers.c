@@ -9,6 +9,7 @@
 #include "llm/nn.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 
 static const double fix_x[4] = {1, 2, -1, 3};           /* X [2, 2] */
 static const double fix_w[6] = {1, 0, -1, 2, 0.5, 1};   /* W [2, 3] */

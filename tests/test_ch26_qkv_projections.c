@@ -10,6 +10,7 @@
 #include "llm/nn.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 
 #define GAMMA UINT64_C(0x9e3779b97f4a7c15)
 

@@ -11,6 +11,7 @@
 #include "llm/softmax.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 
 static const double fix_q[4] = {0, 3, 2, -1};
 static const double fix_k[4] = {3, 0, -1, 2};

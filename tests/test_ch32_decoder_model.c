@@ -11,6 +11,7 @@
 #include "llm/nn.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 
 static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6};
 static const size_t fix_ids[3] = {0, 1, 2}, fix_targets[3] = {1, 2, 3};

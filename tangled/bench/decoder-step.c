@@ -56,12 +56,11 @@ static int by_value(const void *x, const void *y)
    owned value and, during the backward pass, each adjoint */
 static size_t tape_bytes(const llm_tape *tape)
 {
-    size_t i, bytes = tape->count * sizeof(llm_node);
-    for (i = 0; i < tape->count; i++) {
-        const llm_node *n = &tape->nodes[i];
-        bytes += (n->value.owns ? n->value.size * sizeof(double) : 0)
-               + (n->needs_grad ? n->value.size * sizeof(double) : 0);
-    }
+    size_t i, bytes = tape->count * llm_tape_node_size();
+    llm_node_info n;
+    for (i = 0; i < tape->count && llm_tape_node(tape, i, &n, NULL) == LLM_OK; i++)
+        bytes += (n.value->owns ? n.value->size * sizeof(double) : 0)
+               + (n.needs_grad ? n.value->size * sizeof(double) : 0);
     return bytes;
 }
 /* the n doubles at x, one hexadecimal float per line */

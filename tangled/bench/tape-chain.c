@@ -46,7 +46,7 @@ int main(void)
 {
     const size_t shape[2] = {4, 4};
     const size_t nodes = 2 + LINKS + 1, elements = 16;
-    const size_t bytes = sizeof(llm_node) + 2 * elements * sizeof(double);
+    const size_t bytes = llm_tape_node_size() + 2 * elements * sizeof(double);
     llm_tensor a, b, ga, gb;
     llm_tape tape;
     llm_error err;
@@ -79,7 +79,7 @@ int main(void)
            (double)(nodes * REPEATS) / backward, 1e9 * backward / (double)(nodes * REPEATS));
     printf("whole step:        %.3g nodes/s\n", (double)(nodes * REPEATS) / total);
     printf("bytes per node:    %zu (node %zu + value %zu + adjoint %zu)\n", bytes,
-           sizeof(llm_node), elements * sizeof(double), elements * sizeof(double));
+           llm_tape_node_size(), elements * sizeof(double), elements * sizeof(double));
     printf("node capacity:     %zu after the warm-up, %zu after the last step\n", capacity,
            tape.capacity);
     ok = ok && capacity == tape.capacity;

@@ -37,6 +37,7 @@ static llm_status step(llm_tape *tape, const llm_tensor *x, const llm_tensor *w1
                        const size_t *targets, size_t *nodes, size_t *bytes, llm_error *err)
 {
     llm_var vx, v1, v2, z, h, logits, loss;
+    llm_node_info n;
     size_t i;
     llm_status st = llm_tape_constant(tape, x, &vx, err);
     if (st == LLM_OK) st = llm_tape_leaf(tape, w1, g1, &v1, err);
@@ -47,13 +48,12 @@ static llm_status step(llm_tape *tape, const llm_tensor *x, const llm_tensor *w1
     if (st == LLM_OK) st = llm_tape_nll_mean(tape, logits, targets, ROWS, &loss, err);
     if (st == LLM_OK) {
         *nodes = tape->count;
-        *bytes = tape->count * sizeof(llm_node);
-        for (i = 0; i < tape->count; i++) {   /* each value, and the adjoint */
-            const llm_node *n = &tape->nodes[i];
-            *bytes += (n->value.owns ? n->value.size * sizeof(double) : 0)
-                    + (n->needs_grad ? n->value.size * sizeof(double) : 0);
-        }
-        st = llm_tape_backward(tape, loss, NULL, 0, err);
+        *bytes = tape->count * llm_tape_node_size();
+        for (i = 0; i < tape->count && (st = llm_tape_node(tape, i, &n, err)) == LLM_OK; i++)
+            *bytes += (n.value->owns ? n.value->size * sizeof(double) : 0)   /* values, */
+                    + (n.needs_grad ? n.value->size * sizeof(double) : 0);  /* adjoints */
+        if (st == LLM_OK)
+            st = llm_tape_backward(tape, loss, NULL, 0, err);
     }
     return st == LLM_OK ? llm_tape_reset(tape, err) : st;
 }

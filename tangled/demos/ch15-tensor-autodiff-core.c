@@ -27,30 +27,60 @@ static char *show(char *buf, size_t size, const llm_tensor *t, int decimals)
    storage, value, adjoint as a row of the trace table. */
 static void node_row(llm_trace *tr, const char *table, const llm_tape *tape, size_t id)
 {
-    const llm_node *v = &tape->nodes[id];
+    llm_node_info v;
     char cell[6][160];
     const char *cells[6] = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5]};
+    if (llm_tape_node(tape, id, &v, NULL) != LLM_OK)
+        return;                       /* the demo only asks for nodes it recorded */
     snprintf(cell[0], sizeof cell[0], "%zu", id);
-    if (v->nargs == 0 && strcmp(llm_op_name(v->op), "detach") == 0)
-        snprintf(cell[1], sizeof cell[1], "detach(%zu)", v->arg[0]);
-    else if (v->nargs == 1)
-        snprintf(cell[1], sizeof cell[1], "%s(%zu)", llm_op_name(v->op), v->arg[0]);
-    else if (v->nargs == 2)
-        snprintf(cell[1], sizeof cell[1], "%s(%zu, %zu)", llm_op_name(v->op), v->arg[0],
-                 v->arg[1]);
+    if (v.nargs == 0 && strcmp(llm_op_name(v.op), "detach") == 0)
+        snprintf(cell[1], sizeof cell[1], "detach(%zu)", v.arg[0]);
+    else if (v.nargs == 1)
+        snprintf(cell[1], sizeof cell[1], "%s(%zu)", llm_op_name(v.op), v.arg[0]);
+    else if (v.nargs == 2)
+        snprintf(cell[1], sizeof cell[1], "%s(%zu, %zu)", llm_op_name(v.op), v.arg[0],
+                 v.arg[1]);
     else
-        snprintf(cell[1], sizeof cell[1], "%s", llm_op_name(v->op));
-    llm_fmt_sizes(cell[2], sizeof cell[2], v->value.shape, v->value.rank);
+        snprintf(cell[1], sizeof cell[1], "%s", llm_op_name(v.op));
+    llm_fmt_sizes(cell[2], sizeof cell[2], v.value->shape, v.value->rank);
     snprintf(cell[3], sizeof cell[3], "%s",
-             v->op == &llm_op_leaf ? "borrowed" : v->value.owns ? "owned" : "view");
-    show(cell[4], sizeof cell[4], &v->value, 0);
-    if (v->adjoint != NULL)
-        llm_fmt_list(cell[5], sizeof cell[5], v->adjoint, v->value.size, 0);
+             v.op == &llm_op_leaf ? "borrowed" : v.value->owns ? "owned" : "view");
+    show(cell[4], sizeof cell[4], v.value, 0);
+    if (v.adjoint != NULL)
+        llm_fmt_list(cell[5], sizeof cell[5], v.adjoint, v.value->size, 0);
     else
         snprintf(cell[5], sizeof cell[5], "none");
     printf("node %s %s shape=%s %s value=%s adjoint=%s\n", cell[0], cell[1], cell[2],
            cell[3], cell[4], cell[5]);
     llm_trace_row(tr, table, 6, cells);
+}
+
+/* What nodes 0 .. n-1 of tape are: their descriptions and, byte for byte,
+   their value headers. */
+static void snapshot(const llm_tape *tape, size_t n, llm_node_info *info,
+                     llm_tensor *value)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (llm_tape_node(tape, i, &info[i], NULL) == LLM_OK)
+            memcpy(&value[i], info[i].value, sizeof value[i]);
+}
+
+/* 1 when nodes 0 .. n-1 of tape are still what snapshot saw */
+static int same_nodes(const llm_tape *tape, size_t n, const llm_node_info *info,
+                      const llm_tensor *value)
+{
+    llm_node_info now;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (llm_tape_node(tape, i, &now, NULL) != LLM_OK || now.op != info[i].op ||
+            now.nargs != info[i].nargs || now.arg[0] != info[i].arg[0] ||
+            now.arg[1] != info[i].arg[1] || now.value != info[i].value ||
+            now.grad != info[i].grad || now.adjoint != info[i].adjoint ||
+            now.needs_grad != info[i].needs_grad ||
+            memcmp(now.value, &value[i], sizeof value[i]) != 0)
+            return 0;
+    return 1;
 }
 /* The operations under test, named as the tape names them. */
 typedef enum probe_op {
@@ -309,7 +339,8 @@ int main(int argc, char **argv)
             {
                 const size_t s3[1] = {3};
                 llm_tape other, before = tape;
-                llm_node nodes[16];
+                llm_node_info nodes[16];
+                llm_tensor values[16];
                 double adjoint_p[2], grad_before[2];
                 llm_tensor wrong, nan_t, seed3, huge_seed, nan_seed, xt;
                 llm_var id = {99, 99}, ov = {0, 0};
@@ -323,8 +354,8 @@ int main(int argc, char **argv)
                 memset(&huge_seed, 0, sizeof huge_seed);
                 memset(&nan_seed, 0, sizeof nan_seed);
                 memset(&xt, 0, sizeof xt);
-                memcpy(nodes, tape.nodes, n * sizeof nodes[0]);
-                memcpy(adjoint_p, tape.nodes[vp.id].adjoint, sizeof adjoint_p);
+                snapshot(&tape, n, nodes, values);
+                memcpy(adjoint_p, nodes[vp.id].adjoint, sizeof adjoint_p);
                 memcpy(grad_before, gp.data, sizeof grad_before);
                 memset(&other, 0, sizeof other);
                 ok = ok && tape.count == n
@@ -373,8 +404,8 @@ int main(int argc, char **argv)
                                        llm_tape_value(&tape, vl, NULL, &err), &err);
                 same = tape.count == before.count && tape.capacity == before.capacity
                     && tape.nodes == before.nodes && tape.epoch == before.epoch && !tape.released
-                    && memcmp(nodes, tape.nodes, n * sizeof nodes[0]) == 0
-                    && memcmp(adjoint_p, tape.nodes[vp.id].adjoint, sizeof adjoint_p) == 0;
+                    && same_nodes(&tape, n, nodes, values)
+                    && memcmp(adjoint_p, nodes[vp.id].adjoint, sizeof adjoint_p) == 0;
                 printf("unchanged after refusals: tape=%s", same ? "yes" : "no");
                 printf(" grad p=%s (%s) handle=%s\n", show(buf, sizeof buf, &gp, 0),
                        memcmp(grad_before, gp.data, sizeof grad_before) == 0 ? "same bits" : "changed",

@@ -366,8 +366,11 @@ int main(int argc, char **argv)
                 && llm_demo_ok("ch18", weighted_lookup(&tape, &emb, &ps, ids2, shape2, &up2, &s2,
                                                        &err), &err)
                 && llm_demo_ok("ch18", llm_tape_add(&tape, s1, s2, &total, &err), &err);
-        for (i = 0; ok && i < tape.count; i++)
-            leaves += tape.nodes[i].op == &llm_op_leaf && tape.nodes[i].grad == &p->grad;
+        for (i = 0; ok && i < tape.count; i++) {
+            llm_node_info n;
+            ok = llm_demo_ok("ch18", llm_tape_node(&tape, i, &n, &err), &err);
+            leaves += ok && n.op == &llm_op_leaf && n.grad == &p->grad;
+        }
         ok = ok && llm_demo_ok("ch18", llm_tape_backward(&tape, total, NULL, 0, &err), &err);
         for (i = 0; i < 8; i++)
             want[i] = table_grad[i] + alone[i];

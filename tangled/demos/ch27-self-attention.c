@@ -254,10 +254,14 @@ int main(int argc, char **argv)
             snprintf(buf, sizeof buf, "%zu", tape.count - first);
             llm_trace_value(&tr, "nodes", buf);
             for (id = first; id < tape.count; id++) {
-                const llm_tensor *t = &tape.nodes[id].value;
                 static const char *const keys[5] = {"scale", "scores", "scaled", "weights", "output"};
+                llm_node_info n;
+                const llm_tensor *t;
+                if (!llm_demo_ok("ch27", llm_tape_node(&tape, id, &n, &err), &err))
+                    break;
+                t = n.value;
                 snprintf(c[0], sizeof c[0], "%zu", id);
-                snprintf(c[1], sizeof c[1], "%s", llm_op_name(tape.nodes[id].op));
+                snprintf(c[1], sizeof c[1], "%s", llm_op_name(n.op));
                 llm_fmt_sizes(c[2], sizeof c[2], t->shape, t->rank);
                 if (t->rank == 0)
                     llm_fmt(c[3], sizeof c[3], t->data[t->offset], 6);

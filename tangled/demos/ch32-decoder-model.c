@@ -254,17 +254,18 @@ int main(int argc, char **argv)
     if (ok) {
         size_t i, j, k, leaves = 0, leaf = 0, uses = 0, used = 0;
         char names[64] = "", buf[32];
-        for (i = 0; i < tape.count; i++)
-            if (tape.nodes[i].op == &llm_op_leaf &&
-                tape.nodes[i].value.data == ps.items[dec.embedding.weight].value.data) {
+        llm_node_info n;
+        for (i = 0; i < tape.count && llm_tape_node(&tape, i, &n, NULL) == LLM_OK; i++)
+            if (n.op == &llm_op_leaf &&
+                n.value->data == ps.items[dec.embedding.weight].value.data) {
                 leaves++;
                 leaf = i;
             }
         for (j = 0; leaves == 1 && j < tape.count; j++)
-            for (k = 0; k < tape.nodes[j].nargs; k++)
-                if (tape.nodes[j].arg[k] == leaf) {
+            for (k = 0; llm_tape_node(&tape, j, &n, NULL) == LLM_OK && k < n.nargs; k++)
+                if (n.arg[k] == leaf) {
                     used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                             uses ? ", " : "", llm_op_name(tape.nodes[j].op));
+                                             uses ? ", " : "", llm_op_name(n.op));
                     uses++;
                 }
         printf("tape token_embedding.weight leaves=%zu uses=%zu (%s)\n", leaves, uses, names);

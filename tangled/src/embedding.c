@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "llm/nn.h"
+#include "tape_op.h"
 
 llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
                           llm_error *err)

@@ -6,6 +6,21 @@
 
 #include "llm/tape.h"
 
+struct llm_node {
+    const llm_op *op;     /* what the node computes */
+    size_t nargs;         /* operand edges: 0, 1 or 2 */
+    size_t arg[2];        /* operand ids, each smaller than this node's id;
+                             detach keeps its source in arg[0] with nargs 0 */
+    llm_tensor value;     /* owns = 1: the tape frees it; owns = 0: a leaf's
+                             borrowed tensor or a view of an operand's value */
+    llm_tensor *grad;     /* a leaf's accumulator (the caller's), else NULL */
+    double *adjoint;      /* the adjoint of the last pass that kept the graph:
+                             value.size doubles, row-major; or NULL */
+    int needs_grad;       /* 1 when a leaf with a grad lies behind this node */
+    void *attr;           /* the operation's parameters, laid out by the
+                             operation; allocated and freed with the node */
+};
+
 /* The checks every operation makes first: the tape is initialised and not
    released, out is not NULL, each of the nargs handles in args belongs to
    this recording. Refusals carry stage. */

@@ -964,3 +964,32 @@ llm_status llm_tape_adjoint(const llm_tape *tape, llm_var v, const double **adjo
         *adjoint = tape->nodes[v.id].adjoint;
     return st;
 }
+
+llm_status llm_tape_node(const llm_tape *tape, size_t id, llm_node_info *info,
+                         llm_error *err)
+{
+    const llm_node *n;
+    llm_status st = check_tape(tape, "tape.node", err);
+    if (st != LLM_OK)
+        return st;
+    if (info == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tape.node", "no place for the result");
+    if (id >= tape->count)
+        return llm_fail(err, LLM_ERR_TAPE, "tape.node",
+                        "node %zu is not in a recording of %zu nodes", id, tape->count);
+    n = &tape->nodes[id];
+    info->op = n->op;
+    info->nargs = n->nargs;
+    info->arg[0] = n->arg[0];
+    info->arg[1] = n->arg[1];
+    info->value = &n->value;
+    info->grad = n->grad;
+    info->adjoint = n->adjoint;
+    info->needs_grad = n->needs_grad;
+    return LLM_OK;
+}
+
+size_t llm_tape_node_size(void)
+{
+    return sizeof(llm_node);
+}

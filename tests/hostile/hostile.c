@@ -324,6 +324,17 @@ static void tape_calls(void)
               st == LLM_OK || (MARKED(out) && tape.count == count && tape.epoch == epoch));
         if (st == LLM_OK && ngood < 24)
             good[ngood++] = out;
+        {                                   /* any node id, or none; info may be NULL */
+            llm_node_info info, info_marker;
+            const size_t id = chance(70) ? draw(tape.count + 1) : index_near(SIZE_MAX);
+            memset(&info_marker, 0x5a, sizeof info_marker);
+            info = info_marker;
+            memset(&err, 0, sizeof err);
+            st = llm_tape_node(chance(5) ? NULL : &tape, id, chance(5) ? NULL : &info, &err);
+            judge("tape.node", st, &err,
+                  st == LLM_OK ? info.value != NULL && info.op != NULL
+                               : memcmp(&info, &info_marker, sizeof info) == 0);
+        }
     }
     if (ngood > 0) {
         llm_var v = handle(&tape, good, ngood, stale, foreign);

@@ -38,21 +38,6 @@ typedef struct llm_op {
 /* The tape's two inputs, which code outside the tape may look for. */
 extern const llm_op llm_op_leaf;    /* borrowed from the caller; may have a grad */
 extern const llm_op llm_op_const;   /* copied onto the tape; never has a grad */
-struct llm_node {
-    const llm_op *op;     /* what the node computes */
-    size_t nargs;         /* operand edges: 0, 1 or 2 */
-    size_t arg[2];        /* operand ids, each smaller than this node's id;
-                             detach keeps its source in arg[0] with nargs 0 */
-    llm_tensor value;     /* owns = 1: the tape frees it; owns = 0: a leaf's
-                             borrowed tensor or a view of an operand's value */
-    llm_tensor *grad;     /* a leaf's accumulator (the caller's), else NULL */
-    double *adjoint;      /* the adjoint of the last pass that kept the graph:
-                             value.size doubles, row-major; or NULL */
-    int needs_grad;       /* 1 when a leaf with a grad lies behind this node */
-    void *attr;           /* the operation's parameters, laid out by the
-                             operation; allocated and freed with the node */
-};
-
 struct llm_tape {
     llm_node *nodes;   /* nodes[0 .. count-1], in the order they were recorded */
     size_t count;      /* nodes in the current recording */
@@ -176,6 +161,26 @@ llm_status llm_tape_value(const llm_tape *tape, llm_var v, const llm_tensor **va
                           llm_error *err);
 llm_status llm_tape_adjoint(const llm_tape *tape, llm_var v, const double **adjoint,
                             llm_error *err);
+
+/* What node id of the current recording is. The pointers point into the
+   tape, valid as llm_tape_value's are. */
+typedef struct llm_node_info {
+    const llm_op *op;           /* what it computes; &llm_op_leaf for a leaf */
+    size_t nargs;               /* operand edges: 0, 1 or 2 */
+    size_t arg[2];              /* their ids; a detach keeps its source in arg[0] */
+    const llm_tensor *value;    /* its value; value->owns: the tape's own buffer */
+    const llm_tensor *grad;     /* a leaf's accumulator, else NULL */
+    const double *adjoint;      /* the last kept pass's adjoint, or NULL */
+    int needs_grad;             /* 1 when a leaf with a grad lies behind it */
+} llm_node_info;
+
+/* *info = node id. Errors: LLM_ERR_ARGUMENT (tape or info is NULL),
+   LLM_ERR_TAPE (not initialised, released, id not in the recording). */
+llm_status llm_tape_node(const llm_tape *tape, size_t id, llm_node_info *info,
+                         llm_error *err);
+
+/* The bytes one node takes in the tape's array (for the benchmarks). */
+size_t llm_tape_node_size(void);
 /* Record C = op(A) op(B), chapter 11's llm_matmul: batch axes broadcast.
    Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (not
    initialised, released; an operand stale or not on the tape), those of
