@@ -335,6 +335,7 @@ check:
 	@tools/stage parity     $(MAKE) --no-print-directory check-parity
 	@tools/stage build      $(MAKE) -s --no-print-directory lib demos $(B)/bin/unit-tests $(B)/bin/unit-tests-san $(B)/bin/hostile-san
 	@tools/stage layers     $(MAKE) -s --no-print-directory check-layers
+	@tools/stage stages     tools/check-stages.sh
 	@tools/stage unit       $(B)/bin/unit-tests
 	@tools/stage unit-asan  env $(SAN_ENV) $(B)/bin/unit-tests-san
 	@tools/stage hostile    $(MAKE) -s --no-print-directory check-hostile

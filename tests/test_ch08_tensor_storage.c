@@ -9,6 +9,7 @@
 #include "llm/error.h"
 #include "llm/evidence.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double fixture[12] = {10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41, 42};
 
@@ -77,7 +78,7 @@ START_TEST(out_of_range_index_names_the_axis_and_reads_nothing)
     ck_assert_int_eq(llm_tensor_from(&t, 3, shape, fixture, 12, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_get(&t, 3, bad, &v, &err), LLM_ERR_INDEX);
     ck_assert_int_eq(err.code, LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "tensor.offset");
+    ck_assert_str_eq(where(&err), "tensor.get <- tensor.offset");
     ck_assert_str_eq(err.message, "index 2 is outside axis 1 of extent 2");
     ck_assert(v == -7.0);
     ck_assert_int_eq(llm_tensor_set(&t, 3, bad_last, 5.0, &err), LLM_ERR_INDEX);
@@ -110,7 +111,7 @@ START_TEST(null_arguments_are_refused)
     size_t o;
     double v;
     ck_assert_int_eq(llm_tensor_zeros(NULL, 1, shape, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.zeros");
+    ck_assert_str_eq(where(&err), "tensor.zeros");
     ck_assert_int_eq(llm_tensor_zeros(&t, 1, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_from(&t, 1, shape, NULL, 2, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_zeros(&t, 1, shape, NULL), LLM_OK);
@@ -118,7 +119,7 @@ START_TEST(null_arguments_are_refused)
     ck_assert_int_eq(llm_tensor_offset(&t, 1, NULL, &o, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_offset(&t, 1, idx, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_get(&t, 1, idx, NULL, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.get");
+    ck_assert_str_eq(where(&err), "tensor.get");
     ck_assert_int_eq(llm_tensor_get(&t, 1, idx, &v, NULL), LLM_OK);
     llm_tensor_free(&t);
     llm_tensor_free(NULL);
@@ -152,7 +153,7 @@ START_TEST(element_counts_never_overflow)
     llm_error err;
     llm_tensor t;
     ck_assert_int_eq(llm_row_major(2, wrap, stride, &n, &err), LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(err.stage, "tensor.shape");
+    ck_assert_str_eq(where(&err), "tensor.row_major");
     ck_assert_uint_eq(n, 99);
     ck_assert_int_eq(llm_row_major(1, bytes, stride, &n, &err), LLM_ERR_OVERFLOW);
     ck_assert_int_eq(llm_row_major(3, huge_stride, stride, &n, &err), LLM_ERR_OVERFLOW);
@@ -187,7 +188,7 @@ START_TEST(allocation_failure_is_reported)
     llm_error err;
     memset(&t, 0, sizeof t);
     ck_assert_int_eq(llm_tensor_zeros(&t, 1, shape, &err), LLM_ERR_ALLOC);
-    ck_assert_str_eq(err.stage, "tensor.zeros");
+    ck_assert_str_eq(where(&err), "tensor.zeros");
     ck_assert_ptr_null(t.data);
 }
 END_TEST
@@ -383,12 +384,12 @@ START_TEST(null_and_malformed_arguments_are_refused)
     llm_error err;
     size_t stride[2], o = 7;
     ck_assert_int_eq(llm_tensor_from(NULL, 2, shape, fixture, 6, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.from");
+    ck_assert_str_eq(where(&err), "tensor.from");
     ck_assert_int_eq(llm_row_major(2, shape, stride, NULL, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.shape");
+    ck_assert_str_eq(where(&err), "tensor.row_major");
     ck_assert_int_eq(llm_index_next(2, NULL, NULL), 0);
     ck_assert_int_eq(llm_fail(&err, LLM_ERR_INDEX, NULL, NULL), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "");
+    ck_assert_str_eq(where(&err), "");
     ck_assert_str_eq(err.message, "");
     ck_assert_int_eq(llm_tensor_check(NULL, "x", "here", &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.message, "tensor x is missing");
@@ -397,7 +398,7 @@ START_TEST(null_and_malformed_arguments_are_refused)
     bad = t;
     bad.data = NULL;
     ck_assert_int_eq(llm_tensor_check(&bad, "t", "here", &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "here");
+    ck_assert_str_eq(where(&err), "here");
     /* a rank the struct cannot hold, with an index of the same rank: the
        loop over the axes would read past shape[] */
     bad = t;
@@ -406,11 +407,55 @@ START_TEST(null_and_malformed_arguments_are_refused)
     {
         size_t deep[1000] = {0};
         ck_assert_int_eq(llm_tensor_offset(&bad, 1000, deep, &o, &err), LLM_ERR_ARGUMENT);
-        ck_assert_str_eq(err.stage, "tensor.offset");
+        ck_assert_str_eq(where(&err), "tensor.offset");
         ck_assert_uint_eq(o, 7);
     }
     ck_assert_int_eq(llm_tensor_offset(&t, 2, idx, &o, NULL), LLM_OK);
     llm_tensor_free(&t);
+}
+END_TEST
+
+START_TEST(a_refusal_passed_on_keeps_the_stage_that_refused_first)
+{
+    llm_error err, why;
+    char buf[100], tiny[8];
+    const size_t shape[2] = {SIZE_MAX, 3};
+    llm_tensor t;
+    /* llm_fail clears a cause left from before */
+    memset(&err, 0, sizeof err);
+    strcpy(err.cause, "old.cause");
+    ck_assert_int_eq(llm_fail(&err, LLM_ERR_INDEX, "tensor.offset", "x"), LLM_ERR_INDEX);
+    ck_assert_str_eq(err.cause, "");
+    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "tensor.offset");
+    /* a chain of callers: the outermost is the stage, the innermost the cause */
+    ck_assert_int_eq(llm_pass(&err, LLM_ERR_INDEX, "tensor.get"), LLM_ERR_INDEX);
+    ck_assert_str_eq(err.stage, "tensor.get");
+    ck_assert_str_eq(err.cause, "tensor.offset");
+    ck_assert_int_eq(llm_pass(&err, LLM_ERR_INDEX, "decoder.forward"), LLM_ERR_INDEX);
+    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "decoder.forward <- tensor.offset");
+    ck_assert_str_eq(err.message, "x");                    /* the message stays */
+    /* passing on one's own refusal, or success, changes nothing */
+    ck_assert_int_eq(llm_pass(&err, LLM_ERR_INDEX, "decoder.forward"), LLM_ERR_INDEX);
+    ck_assert_str_eq(err.cause, "tensor.offset");
+    ck_assert_int_eq(llm_pass(&err, LLM_OK, "block.forward"), LLM_OK);
+    ck_assert_str_eq(err.stage, "decoder.forward");
+    ck_assert_int_eq(llm_pass(NULL, LLM_ERR_RANK, "block.forward"), LLM_ERR_RANK);
+    /* llm_fail_from: a new message, the code and the first stage of why */
+    ck_assert_int_eq(llm_tensor_zeros(&t, 2, shape, &why), LLM_ERR_OVERFLOW);
+    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &why), "tensor.zeros <- tensor.row_major");
+    ck_assert_int_eq(llm_fail_from(&err, &why, "tape.gather", "IDs: %s", "too many"),
+                     LLM_ERR_OVERFLOW);
+    ck_assert_int_eq(err.code, LLM_ERR_OVERFLOW);
+    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "tape.gather <- tensor.row_major");
+    ck_assert_str_eq(err.message, "IDs: too many");
+    ck_assert_int_eq(llm_fail(&why, LLM_ERR_SHAPE, "tape.gather", "same"), LLM_ERR_SHAPE);
+    ck_assert_int_eq(llm_fail_from(&err, &why, "tape.gather", NULL), LLM_ERR_SHAPE);
+    ck_assert_str_eq(err.cause, "");                      /* its own stage is no cause */
+    ck_assert_str_eq(err.message, "");
+    /* the printed form is cut to the buffer, and NULL is safe */
+    ck_assert_str_eq(llm_error_where(tiny, sizeof tiny, &err), "tape.ga");
+    ck_assert_str_eq(llm_error_where(buf, sizeof buf, NULL), "?");
+    ck_assert_ptr_null(llm_error_where(NULL, 4, &err));
 }
 END_TEST
 
@@ -419,6 +464,7 @@ Suite *ch08_tensor_storage_suite(void)
     Suite *s = suite_create("ch08 tensor storage");
     TCase *tc = tcase_create("storage");
     tcase_add_test(tc, strides_and_offsets_follow_row_major_order);
+    tcase_add_test(tc, a_refusal_passed_on_keeps_the_stage_that_refused_first);
     tcase_add_test(tc, index_next_walks_row_major_order);
     tcase_add_test(tc, write_changes_exactly_one_position);
     tcase_add_test(tc, out_of_range_index_names_the_axis_and_reads_nothing);

@@ -5,6 +5,7 @@
 
 #include "llm/error.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double fixture[6] = {10, 11, 12, 20, 21, 22};
 static const size_t fixture_shape[2] = {2, 3};
@@ -106,7 +107,7 @@ START_TEST(reshape_of_the_transpose_is_refused_and_a_copy_fixes_it)
     memset(&v, 0x5a, sizeof v);
     ck_assert_int_eq(llm_tensor_reshape(&v, &tt, 1, to6, &err), LLM_ERR_CONTIGUITY);
     ck_assert_int_eq(err.code, LLM_ERR_CONTIGUITY);
-    ck_assert_str_eq(err.stage, "tensor.reshape");
+    ck_assert_str_eq(where(&err), "tensor.reshape");
     ck_assert_str_eq(err.message,
                      "axis 1 has stride 3, contiguous elements need 1; copy first");
     ck_assert_int_eq(llm_tensor_reshape(&v, &tt, 2, to23, &err), LLM_ERR_CONTIGUITY);
@@ -298,16 +299,16 @@ START_TEST(reshape_errors_leave_the_view_untouched)
     memset(&v, 0xab, sizeof v);
     memset(&pattern, 0xab, sizeof pattern);
     ck_assert_int_eq(llm_tensor_reshape(NULL, &t, 2, to42, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.reshape");
+    ck_assert_str_eq(where(&err), "tensor.reshape");
     ck_assert_int_eq(llm_tensor_reshape(&v, NULL, 2, to42, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_reshape(&v, &t, 2, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_reshape(&v, &t, LLM_MAX_RANK + 1, deep, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "tensor.reshape");
+    ck_assert_str_eq(where(&err), "tensor.reshape");
     ck_assert_str_eq(err.message, "rank 9 exceeds the maximum 8");
     ck_assert_int_eq(llm_tensor_reshape(&v, &t, 2, huge, &err), LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(err.stage, "tensor.shape");
+    ck_assert_str_eq(where(&err), "tensor.reshape <- tensor.row_major");
     ck_assert_int_eq(llm_tensor_reshape(&v, &t, 2, to42, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "tensor.reshape");
+    ck_assert_str_eq(where(&err), "tensor.reshape");
     ck_assert_str_eq(err.message, "the new shape holds 8 elements, the tensor has 6");
     ck_assert_int_eq(memcmp(&v, &pattern, sizeof v), 0);
     ck_assert_int_eq(memcmp(t.data, fixture, sizeof fixture), 0);
@@ -326,10 +327,10 @@ START_TEST(transpose_errors_leave_the_view_untouched)
     memset(&v, 0xab, sizeof v);
     memset(&pattern, 0xab, sizeof pattern);
     ck_assert_int_eq(llm_tensor_transpose(NULL, &t, 0, 1, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.transpose");
+    ck_assert_str_eq(where(&err), "tensor.transpose");
     ck_assert_int_eq(llm_tensor_transpose(&v, NULL, 0, 1, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_transpose(&v, &t, 2, 0, &err), LLM_ERR_AXIS);
-    ck_assert_str_eq(err.stage, "tensor.transpose");
+    ck_assert_str_eq(where(&err), "tensor.transpose");
     ck_assert_str_eq(err.message, "axis 2 is outside a tensor of rank 2");
     ck_assert_int_eq(llm_tensor_transpose(&v, &t, 0, 7, &err), LLM_ERR_AXIS);
     ck_assert_str_eq(err.message, "axis 7 is outside a tensor of rank 2");
@@ -348,18 +349,18 @@ START_TEST(permute_errors_leave_the_view_untouched)
     memset(&v, 0xab, sizeof v);
     memset(&pattern, 0xab, sizeof pattern);
     ck_assert_int_eq(llm_tensor_permute(NULL, &t, 2, twice, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.permute");
+    ck_assert_str_eq(where(&err), "tensor.permute");
     ck_assert_int_eq(llm_tensor_permute(&v, NULL, 2, twice, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_permute(&v, &t, 2, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_permute(&v, &t, 3, three, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "tensor.permute");
+    ck_assert_str_eq(where(&err), "tensor.permute");
     ck_assert_str_eq(err.message, "the permutation names 3 axes, the tensor has rank 2");
     ck_assert_int_eq(llm_tensor_permute(&v, &t, 1, one, &err), LLM_ERR_RANK);
     ck_assert_int_eq(llm_tensor_permute(&v, &t, LLM_MAX_RANK + 1, nine, &err), LLM_ERR_RANK);
     ck_assert_int_eq(llm_tensor_permute(&v, &t, 2, outside, &err), LLM_ERR_AXIS);
     ck_assert_str_eq(err.message, "axis 2 is outside a tensor of rank 2");
     ck_assert_int_eq(llm_tensor_permute(&v, &t, 2, twice, &err), LLM_ERR_AXIS);
-    ck_assert_str_eq(err.stage, "tensor.permute");
+    ck_assert_str_eq(where(&err), "tensor.permute");
     ck_assert_str_eq(err.message, "axis 1 appears twice in the permutation");
     ck_assert_int_eq(memcmp(&v, &pattern, sizeof v), 0);
     llm_tensor_free(&t);
@@ -374,13 +375,13 @@ START_TEST(slice_errors_and_bounds)
     memset(&v, 0xab, sizeof v);
     memset(&pattern, 0xab, sizeof pattern);
     ck_assert_int_eq(llm_tensor_slice(NULL, &t, 1, 1, 3, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.slice");
+    ck_assert_str_eq(where(&err), "tensor.slice");
     ck_assert_int_eq(llm_tensor_slice(&v, NULL, 1, 1, 3, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_slice(&v, &t, 2, 0, 1, &err), LLM_ERR_AXIS);
-    ck_assert_str_eq(err.stage, "tensor.slice");
+    ck_assert_str_eq(where(&err), "tensor.slice");
     ck_assert_str_eq(err.message, "axis 2 is outside a tensor of rank 2");
     ck_assert_int_eq(llm_tensor_slice(&v, &t, 1, 2, 1, &err), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "tensor.slice");
+    ck_assert_str_eq(where(&err), "tensor.slice");
     ck_assert_str_eq(err.message, "the range [2, 1) of axis 1 starts after it stops");
     ck_assert_int_eq(llm_tensor_slice(&v, &t, 1, 1, 4, &err), LLM_ERR_INDEX);
     ck_assert_str_eq(err.message, "the range [1, 4) runs past axis 1 of extent 3");
@@ -408,7 +409,7 @@ START_TEST(copy_errors_leave_the_output_untouched)
     memset(&out, 0xab, sizeof out);
     memset(&pattern, 0xab, sizeof pattern);
     ck_assert_int_eq(llm_tensor_copy(NULL, &t, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.copy");
+    ck_assert_str_eq(where(&err), "tensor.copy");
     ck_assert_int_eq(llm_tensor_copy(&out, NULL, &err), LLM_ERR_ARGUMENT);
     /* a hand-made view reading one element everywhere: stride 0, huge extent */
     memset(&huge, 0, sizeof huge);
@@ -418,14 +419,14 @@ START_TEST(copy_errors_leave_the_output_untouched)
     huge.stride[0] = 0;
     huge.size = huge.shape[0];
     ck_assert_int_eq(llm_tensor_copy(&out, &huge, &err), LLM_ERR_ALLOC);
-    ck_assert_str_eq(err.stage, "tensor.copy");
+    ck_assert_str_eq(where(&err), "tensor.copy");
     /* a malformed tensor: its rank is refused by llm_tensor_check, its
        shape by llm_row_major */
     memset(&deep, 0, sizeof deep);
     deep.data = &one;
     deep.rank = LLM_MAX_RANK + 1;
     ck_assert_int_eq(llm_tensor_copy(&out, &deep, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.copy");
+    ck_assert_str_eq(where(&err), "tensor.copy");
     deep.rank = 2;
     deep.shape[0] = SIZE_MAX / 2 + 1;
     deep.shape[1] = 2;
@@ -534,15 +535,15 @@ START_TEST(views_refuse_a_rank_the_struct_cannot_hold)
     keep = view;
     ck_assert_int_eq(llm_tensor_transpose(&view, &bad, 0, LLM_MAX_RANK + 1, &err),
                      LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.transpose");
+    ck_assert_str_eq(where(&err), "tensor.transpose");
     ck_assert_int_eq(llm_tensor_slice(&view, &bad, LLM_MAX_RANK + 1, 0, 0, &err),
                      LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.slice");
+    ck_assert_str_eq(where(&err), "tensor.slice");
     ck_assert_int_eq(llm_tensor_permute(&view, &bad, LLM_MAX_RANK + 2, perm, &err),
                      LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.permute");
+    ck_assert_str_eq(where(&err), "tensor.permute");
     ck_assert_int_eq(llm_tensor_reshape(&view, &bad, 1, shape, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.reshape");
+    ck_assert_str_eq(where(&err), "tensor.reshape");
     ck_assert_int_eq(memcmp(&view, &keep, sizeof view), 0);
     ck_assert_int_eq(llm_tensor_is_contiguous(&bad), 0);
     ck_assert_int_eq(llm_tensor_is_contiguous(NULL), 0);

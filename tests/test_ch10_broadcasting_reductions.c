@@ -7,6 +7,7 @@
 
 #include "llm/error.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double xv[6] = {1, 2, 3, 4, 5, 6};
 static const double bv[3] = {10, 20, 30};
@@ -137,7 +138,7 @@ START_TEST(incompatible_shapes_name_the_axis_and_both_extents)
     size_t rank = 77, shape[LLM_MAX_RANK] = {77, 77, 77};
     ck_assert_int_eq(llm_broadcast_shape(&a, &b, &rank, shape, &err), LLM_ERR_BROADCAST);
     ck_assert_int_eq(err.code, LLM_ERR_BROADCAST);
-    ck_assert_str_eq(err.stage, "tensor.broadcast");
+    ck_assert_str_eq(where(&err), "tensor.broadcast_shape");
     ck_assert_str_eq(err.message, "axis 1 of the result: a has extent 3, b has 2; "
                                   "they must be equal or one of them 1");
     ck_assert_int_eq(llm_broadcast_shape(&c3, &c4, &rank, shape, &err), LLM_ERR_BROADCAST);
@@ -162,7 +163,7 @@ START_TEST(broadcast_shape_refuses_bad_arguments)
     memset(&empty, 0, sizeof empty);
     deep.rank = LLM_MAX_RANK + 1;
     ck_assert_int_eq(llm_broadcast_shape(NULL, &a, &rank, shape, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.broadcast");
+    ck_assert_str_eq(where(&err), "tensor.broadcast_shape");
     ck_assert_str_eq(err.message, "tensor a is missing");
     ck_assert_int_eq(llm_broadcast_shape(&a, NULL, &rank, shape, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.message, "tensor b is missing");
@@ -342,7 +343,7 @@ START_TEST(empty_axes_sum_to_plus_zero_and_refuse_mean_and_max)
     llm_tensor_free(&out);
     poison(&out);
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_MEAN, &e, 1, 0, &err), LLM_ERR_EMPTY);
-    ck_assert_str_eq(err.stage, "tensor.reduce");
+    ck_assert_str_eq(where(&err), "tensor.reduce");
     ck_assert_str_eq(err.message, "the mean over axis 1 needs at least one element; "
                                   "the axis has extent 0");
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_MAX, &e, 1, 1, &err), LLM_ERR_EMPTY);
@@ -548,13 +549,13 @@ START_TEST(binary_errors_leave_the_output_untouched)
     deep.rank = LLM_MAX_RANK + 1;
     poison(&out);
     ck_assert_int_eq(llm_tensor_binary(NULL, LLM_ADD, &x, &x, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.binary");
+    ck_assert_str_eq(where(&err), "tensor.binary");
     ck_assert_str_eq(err.message, "no output tensor");
     ck_assert_int_eq(llm_tensor_binary(&out, (llm_binary_op)4, &x, &x, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.message, "unknown binary operation 4");
     ck_assert_int_eq(llm_tensor_binary(&out, (llm_binary_op)99, &x, &x, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_binary(&out, LLM_ADD, NULL, &x, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.binary");
+    ck_assert_str_eq(where(&err), "tensor.binary");
     ck_assert_str_eq(err.message, "tensor a is missing");
     ck_assert_int_eq(llm_tensor_binary(&out, LLM_ADD, &x, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.message, "tensor b is missing");
@@ -562,11 +563,11 @@ START_TEST(binary_errors_leave_the_output_untouched)
     ck_assert_str_eq(err.message, "tensor b has no buffer");
     ck_assert_int_eq(llm_tensor_binary(&out, LLM_ADD, &deep, &x, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_binary(&out, LLM_SUB, &x, &p, &err), LLM_ERR_BROADCAST);
-    ck_assert_str_eq(err.stage, "tensor.broadcast");
+    ck_assert_str_eq(where(&err), "tensor.binary <- tensor.broadcast_shape");
     ck_assert_int_eq(llm_tensor_binary(&out, LLM_ADD, &tall, &wide, &err), LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(err.stage, "tensor.shape");
+    ck_assert_str_eq(where(&err), "tensor.binary <- tensor.row_major");
     ck_assert_int_eq(llm_tensor_binary(&out, LLM_ADD, &big, &big, &err), LLM_ERR_ALLOC);
-    ck_assert_str_eq(err.stage, "tensor.zeros");
+    ck_assert_str_eq(where(&err), "tensor.binary <- tensor.zeros");
     ck_assert(poisoned(&out));
     ck_assert_int_eq(llm_tensor_binary(&out, LLM_ADD, &x, &x, NULL), LLM_OK);
     llm_tensor_free(&out);
@@ -589,18 +590,18 @@ START_TEST(map_errors_leave_the_output_untouched)
     square = borrowed(one, 0, 2, wrap, zero);   /* 2^80 elements, one stored */
     poison(&out);
     ck_assert_int_eq(llm_tensor_map(NULL, &x, sqrt, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.map");
+    ck_assert_str_eq(where(&err), "tensor.map");
     ck_assert_str_eq(err.message, "no output tensor");
     ck_assert_int_eq(llm_tensor_map(&out, &x, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.message, "no function to apply");
     ck_assert_int_eq(llm_tensor_map(&out, NULL, sqrt, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.message, "tensor a is missing");
     ck_assert_int_eq(llm_tensor_map(&out, &empty, sqrt, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.map");
+    ck_assert_str_eq(where(&err), "tensor.map");
     ck_assert_int_eq(llm_tensor_map(&out, &big, sqrt, &err), LLM_ERR_ALLOC);
-    ck_assert_str_eq(err.stage, "tensor.zeros");
+    ck_assert_str_eq(where(&err), "tensor.map <- tensor.zeros");
     ck_assert_int_eq(llm_tensor_map(&out, &square, sqrt, &err), LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(err.stage, "tensor.shape");
+    ck_assert_str_eq(where(&err), "tensor.map <- tensor.row_major");
     ck_assert(poisoned(&out));
     llm_tensor_free(&x);
 }
@@ -624,7 +625,7 @@ START_TEST(reduce_errors_leave_the_output_untouched)
     deep.rank = LLM_MAX_RANK + 1;
     poison(&out);
     ck_assert_int_eq(llm_tensor_reduce(NULL, LLM_SUM, &x, 0, 0, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.reduce");
+    ck_assert_str_eq(where(&err), "tensor.reduce");
     ck_assert_str_eq(err.message, "no output tensor");
     ck_assert_int_eq(llm_tensor_reduce(&out, (llm_reduce_op)3, &x, 0, 0, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.message, "unknown reduction 3");
@@ -634,15 +635,15 @@ START_TEST(reduce_errors_leave_the_output_untouched)
     ck_assert_str_eq(err.message, "tensor t has no buffer");
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_MAX, &deep, 0, 0, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_SUM, &x, 2, 0, &err), LLM_ERR_AXIS);
-    ck_assert_str_eq(err.stage, "tensor.reduce");
+    ck_assert_str_eq(where(&err), "tensor.reduce");
     ck_assert_str_eq(err.message, "axis 2 is outside a tensor of rank 2");
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_SUM, &x, SIZE_MAX, 1, &err), LLM_ERR_AXIS);
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_SUM, &s, 0, 0, &err), LLM_ERR_AXIS);
     ck_assert_str_eq(err.message, "axis 0 is outside a tensor of rank 0");
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_SUM, &big, 1, 0, &err), LLM_ERR_ALLOC);
-    ck_assert_str_eq(err.stage, "tensor.zeros");
+    ck_assert_str_eq(where(&err), "tensor.reduce <- tensor.zeros");
     ck_assert_int_eq(llm_tensor_reduce(&out, LLM_MAX, &cube, 2, 0, &err), LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(err.stage, "tensor.shape");
+    ck_assert_str_eq(where(&err), "tensor.reduce <- tensor.row_major");
     ck_assert(poisoned(&out));
     llm_tensor_free(&x);
     llm_tensor_free(&s);

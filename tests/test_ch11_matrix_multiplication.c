@@ -7,6 +7,7 @@
 
 #include "llm/error.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double fa[6] = {1, 2, 3, 4, 5, 6};   /* A, [2, 3] */
 static const double fw[6] = {1, 2, 0, 1, 2, 0};   /* W, [3, 2] */
@@ -402,7 +403,7 @@ START_TEST(every_error_path_leaves_the_output_untouched)
     memset(&out, 0xab, sizeof out);
 
     ck_assert_int_eq(llm_matmul(NULL, &a, &w, 0, 0, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.matmul");
+    ck_assert_str_eq(where(&err), "tensor.matmul");
     ck_assert_int_eq(llm_matmul(&out, NULL, &w, 0, 0, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_matmul(&out, &a, NULL, 0, 0, &err), LLM_ERR_ARGUMENT);
     ck_assert_str_eq(err.message, "out, A and B are required");
@@ -413,7 +414,7 @@ START_TEST(every_error_path_leaves_the_output_untouched)
     ck_assert_int_eq(llm_matmul(&out, &a, &v, 0, 0, &err), LLM_ERR_RANK);
     ck_assert_str_eq(err.message, "B has rank 1; a matrix product needs at least 2 axes");
     ck_assert_int_eq(llm_matmul(&out, &a, &s, 0, 0, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "tensor.matmul");
+    ck_assert_str_eq(where(&err), "tensor.matmul");
     assert_untouched(&out);
 
     ck_assert_int_eq(llm_matmul(&out, &a, &wt, 0, 0, &err), LLM_ERR_SHAPE);
@@ -422,11 +423,11 @@ START_TEST(every_error_path_leaves_the_output_untouched)
     ck_assert_str_eq(err.message, "A^T has K=2 columns, B has 3 rows");
     ck_assert_int_eq(llm_matmul(&out, &a, &w, 0, 1, &err), LLM_ERR_SHAPE);
     ck_assert_str_eq(err.message, "A has K=3 columns, B^T has 2 rows");
-    ck_assert_str_eq(err.stage, "tensor.matmul");
+    ck_assert_str_eq(where(&err), "tensor.matmul");
     assert_untouched(&out);
 
     ck_assert_int_eq(llm_matmul(&out, &a3, &b332, 0, 0, &err), LLM_ERR_BROADCAST);
-    ck_assert_str_eq(err.stage, "tensor.matmul");
+    ck_assert_str_eq(where(&err), "tensor.matmul");
     ck_assert_str_eq(err.message, "batch axis 0: A has extent 2, B has 3; "
                                   "they must be equal or one of them 1");
     ck_assert_int_eq(llm_matmul(&out, &a3, &b4, 0, 0, &err), LLM_ERR_BROADCAST);
@@ -481,10 +482,10 @@ START_TEST(huge_outputs_are_refused)
     llm_error err;
     memset(&out, 0xab, sizeof out);
     ck_assert_int_eq(llm_matmul(&out, &column, &row, 0, 0, &err), LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(err.stage, "tensor.matmul");
+    ck_assert_str_eq(where(&err), "tensor.matmul <- tensor.row_major");
     ck_assert_ptr_nonnull(strstr(err.message, "cannot make the output"));
     ck_assert_int_eq(llm_matmul(&out, &tall, &unit, 0, 0, &err), LLM_ERR_ALLOC);
-    ck_assert_str_eq(err.stage, "tensor.matmul");
+    ck_assert_str_eq(where(&err), "tensor.matmul <- tensor.zeros");
     assert_untouched(&out);
     ck_assert_int_eq(llm_matmul(&out, &column, &row, 0, 0, NULL), LLM_ERR_OVERFLOW);
     assert_untouched(&out);
@@ -569,7 +570,7 @@ START_TEST(malformed_operands_are_refused_before_any_read)
     bad.data = NULL;
     out = marker;
     ck_assert_int_eq(llm_matmul(&out, &bad, &good, 0, 0, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "tensor.matmul");
+    ck_assert_str_eq(where(&err), "tensor.matmul");
     bad = good;
     bad.rank = LLM_MAX_RANK + 1;
     ck_assert_int_eq(llm_matmul(&out, &good, &bad, 0, 1, &err), LLM_ERR_ARGUMENT);

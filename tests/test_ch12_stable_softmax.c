@@ -7,6 +7,7 @@
 #include "llm/error.h"
 #include "llm/softmax.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double rows3[6] = {0, 1, 1000, 1001, -1001, -1000};
 static const size_t shape3[2] = {3, 2};
@@ -344,7 +345,7 @@ END_TEST
 /* One normalising function, by index, so the error tests cover all three. */
 typedef llm_status (*norm_fn)(llm_tensor *, const llm_tensor *, size_t, llm_error *);
 static const norm_fn norm[3] = {llm_softmax, llm_log_softmax, llm_logsumexp};
-static const char *const norm_stage[3] = {"softmax", "log_softmax", "logsumexp"};
+static const char *const norm_stage[3] = {"softmax.softmax", "softmax.log_softmax", "softmax.logsumexp"};
 
 START_TEST(normalisers_refuse_null_arguments)
 {
@@ -355,10 +356,10 @@ START_TEST(normalisers_refuse_null_arguments)
     nodata.data = NULL;
     mark(&y);
     ck_assert_int_eq(norm[_i](NULL, &x, 1, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, norm_stage[_i]);
+    ck_assert_str_eq(where(&err), norm_stage[_i]);
     ck_assert_str_eq(err.message, "no output tensor");
     ck_assert_int_eq(norm[_i](&y, NULL, 1, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, norm_stage[_i]);
+    ck_assert_str_eq(where(&err), norm_stage[_i]);
     ck_assert_int_eq(norm[_i](&y, &nodata, 1, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(norm[_i](&y, NULL, 1, NULL), LLM_ERR_ARGUMENT);
     ck_assert(marked(&y));
@@ -375,7 +376,7 @@ START_TEST(normalisers_refuse_a_bad_axis)
     mark(&y);
     ck_assert_int_eq(norm[_i](&y, &x, 2, &err), LLM_ERR_AXIS);
     ck_assert_int_eq(err.code, LLM_ERR_AXIS);
-    ck_assert_str_eq(err.stage, norm_stage[_i]);
+    ck_assert_str_eq(where(&err), norm_stage[_i]);
     ck_assert_str_eq(err.message, "axis 2 is outside a tensor of rank 2");
     ck_assert_int_eq(norm[_i](&y, &x, SIZE_MAX, &err), LLM_ERR_AXIS);
     ck_assert_int_eq(norm[_i](&y, &s, 0, &err), LLM_ERR_AXIS);
@@ -394,7 +395,7 @@ START_TEST(normalisers_refuse_an_empty_axis)
     ck_assert_int_eq(llm_tensor_zeros(&x, 2, shape, NULL), LLM_OK);
     mark(&y);
     ck_assert_int_eq(norm[_i](&y, &x, 1, &err), LLM_ERR_EMPTY);
-    ck_assert_str_eq(err.stage, norm_stage[_i]);
+    ck_assert_str_eq(where(&err), norm_stage[_i]);
     ck_assert_str_eq(err.message,
                      "axis 1 has extent 0: a distribution over no classes is undefined");
     ck_assert(marked(&y));
@@ -412,7 +413,7 @@ START_TEST(normalisers_refuse_nonfinite_logits_by_position)
     v[4] = NAN;
     ck_assert_int_eq(llm_tensor_from(&x, 2, shape, v, 6, NULL), LLM_OK);
     ck_assert_int_eq(norm[_i](&y, &x, 1, &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, norm_stage[_i]);
+    ck_assert_str_eq(where(&err), norm_stage[_i]);
     ck_assert_str_eq(err.message, "logit [1, 1] is NaN");
     /* through the transposed view t, x[1, 1] is t[1, 1] and x[0, 2] is
        t[2, 0]: positions are named in the view's own coordinates */
@@ -452,7 +453,7 @@ START_TEST(normalisers_report_an_output_that_cannot_be_allocated)
     v.size = (size_t)1 << (_i == 2 ? 61 : 60);
     mark(&y);
     ck_assert_int_eq(norm[_i](&y, &v, axis, &err), LLM_ERR_ALLOC);
-    ck_assert_str_eq(err.stage, norm_stage[_i]);
+    ck_assert_str_eq(where(&err), norm_stage[_i]);
     ck_assert(marked(&y));
 }
 END_TEST
@@ -472,13 +473,13 @@ START_TEST(nll_mean_refuses_every_bad_input)
     nodata.data = NULL;
 
     ck_assert_int_eq(llm_nll_mean(NULL, &x, targets, 3, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "nll_mean");
+    ck_assert_str_eq(where(&err), "softmax.nll_mean");
     ck_assert_int_eq(llm_nll_mean(&loss, NULL, targets, 3, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_nll_mean(&loss, &nodata, targets, 3, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_nll_mean(&loss, &x, NULL, 3, &err), LLM_ERR_ARGUMENT);
 
     ck_assert_int_eq(llm_nll_mean(&loss, &s, targets, 1, &err), LLM_ERR_AXIS);
-    ck_assert_str_eq(err.stage, "nll_mean");
+    ck_assert_str_eq(where(&err), "softmax.nll_mean");
     ck_assert_str_eq(err.message, "a scalar has no class axis");
 
     ck_assert_int_eq(llm_nll_mean(&loss, &e1, targets, 2, &err), LLM_ERR_EMPTY);
@@ -487,17 +488,17 @@ START_TEST(nll_mean_refuses_every_bad_input)
     ck_assert_str_eq(err.message, "no rows: the mean over zero rows is undefined");
 
     ck_assert_int_eq(llm_nll_mean(&loss, &x, targets, 2, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "nll_mean");
+    ck_assert_str_eq(where(&err), "softmax.nll_mean");
     ck_assert_str_eq(err.message, "3 rows of 2 classes need 3 targets, 2 were given");
     ck_assert_int_eq(llm_nll_mean(&loss, &x, targets, 4, &err), LLM_ERR_SHAPE);
 
     ck_assert_int_eq(llm_nll_mean(&loss, &x, wrong, 3, &err), LLM_ERR_TARGET);
-    ck_assert_str_eq(err.stage, "nll_mean");
+    ck_assert_str_eq(where(&err), "softmax.nll_mean");
     ck_assert_str_eq(err.message, "row 2: target 2 is outside the 2 classes");
 
     x.data[3] = NAN;
     ck_assert_int_eq(llm_nll_mean(&loss, &x, targets, 3, &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "nll_mean");
+    ck_assert_str_eq(where(&err), "softmax.nll_mean");
     ck_assert_str_eq(err.message, "logit [1, 1] is NaN");
     /* a bad target is reported before a bad logit */
     ck_assert_int_eq(llm_nll_mean(&loss, &x, wrong, 3, &err), LLM_ERR_TARGET);
@@ -540,12 +541,12 @@ START_TEST(a_rank_the_struct_cannot_hold_is_refused)
     bad.size = 1;
     mark(&out);
     ck_assert_int_eq(llm_softmax(&out, &bad, 0, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "softmax");
+    ck_assert_str_eq(where(&err), "softmax.softmax");
     ck_assert_int_eq(llm_log_softmax(&out, &bad, 0, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_logsumexp(&out, &bad, 0, &err), LLM_ERR_ARGUMENT);
     ck_assert(marked(&out));
     ck_assert_int_eq(llm_nll_mean(&loss, &bad, targets, 1, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "nll_mean");
+    ck_assert_str_eq(where(&err), "softmax.nll_mean");
     ck_assert(loss == 7.0);
 }
 END_TEST

@@ -11,6 +11,7 @@
 #include "llm/gradcheck.h"
 #include "llm/softmax.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 /* ------------------------------------------------------------ objectives */
 
@@ -191,7 +192,7 @@ START_TEST(coordinate_requests_that_cannot_be_met_are_refused)
     size_t c[4] = {7, 7, 7, 7};
     llm_error err;
     ck_assert_int_eq(llm_gradient_coords(3, 4, c, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "gradient.coords");
+    ck_assert_str_eq(where(&err), "gradcheck.gradient_coords");
     ck_assert_str_eq(err.message, "cannot choose 4 of 3 coordinates");
     ck_assert_int_eq(llm_gradient_coords(3, 0, c, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_gradient_coords(0, 0, c, &err), LLM_ERR_ARGUMENT);
@@ -248,7 +249,7 @@ START_TEST(bits_are_restored_when_the_objective_refuses_midway)
         c.fail_at = fail_at;
         ck_assert_int_eq(llm_central_difference(probe_objective, &c, &t, 0, 0.5, &d, &err),
                          LLM_ERR_SHAPE);                /* the objective's own code */
-        ck_assert_str_eq(err.stage, "test.objective");
+        ck_assert_str_eq(where(&err), "test.objective");
         ck_assert_int_eq(c.calls, fail_at);
         ck_assert_int_eq(memcmp(t.data, special_bits, sizeof special_bits), 0);
         ck_assert_int_eq(memcmp(&d, &before, sizeof d), 0);
@@ -266,7 +267,7 @@ START_TEST(bits_are_restored_when_the_objective_returns_nan)
     /* sqrt(-0) = -0 is fine, sqrt(-0.5) is NaN at the second call */
     ck_assert_int_eq(llm_central_difference(probe_objective, &c, &t, 0, 0.5, &d, &err),
                      LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "gradient.difference");
+    ck_assert_str_eq(where(&err), "gradcheck.central_difference");
     ck_assert_str_eq(err.message, "the objective returned NaN at element 0 = -0.5");
     ck_assert_int_eq(c.calls, 2);
     ck_assert_int_eq(memcmp(t.data, special_bits, sizeof special_bits), 0);
@@ -288,7 +289,7 @@ START_TEST(difference_refuses_bad_arguments_before_any_call)
     before = d;
     memset(&empty, 0, sizeof empty);
     ck_assert_int_eq(llm_central_difference(NULL, &c, &t, 0, 1e-5, &d, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "gradient.difference");
+    ck_assert_str_eq(where(&err), "gradcheck.central_difference");
     ck_assert_int_eq(llm_central_difference(probe_objective, &c, NULL, 0, 1e-5, &d, &err),
                      LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_central_difference(probe_objective, &c, &t, 0, 1e-5, NULL, &err),
@@ -324,7 +325,7 @@ START_TEST(difference_refuses_strided_views_and_accepts_offsets)
     view.stride[0] = 1; view.stride[1] = 3;
     ck_assert_int_eq(llm_central_difference(probe_objective, &c, &view, 0, 1e-5, &d, &err),
                      LLM_ERR_CONTIGUITY);
-    ck_assert_str_eq(err.stage, "gradient.difference");
+    ck_assert_str_eq(where(&err), "gradcheck.central_difference");
     ck_assert_int_eq(c.calls, 0);
     /* the second row as a view with offset 3: flat 1 is buffer position 4 */
     view = t;
@@ -358,7 +359,7 @@ START_TEST(difference_refuses_what_is_not_finite)
     t = scalar(1.0);                     /* h too small: 1 + 1e-17 is 1 */
     ck_assert_int_eq(llm_central_difference(probe_objective, &c, &t, 0, 1e-17, &d, &err),
                      LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "gradient.difference");
+    ck_assert_str_eq(where(&err), "gradcheck.central_difference");
     ck_assert_str_eq(err.message,
                      "h = 1e-17 does not move element 0 = 1 to two finite probes (moved 0 and 0)");
     ck_assert_int_eq(c.calls, 0);
@@ -497,7 +498,7 @@ START_TEST(check_refuses_bad_arguments_before_any_evaluation)
     llm_error err;
     ck_assert_int_eq(llm_gradient_check(NULL, &c, &t, g, at, 1, 0.1, 1e-6, &worst, &failures,
                                         &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "gradient.check");
+    ck_assert_str_eq(where(&err), "gradcheck.gradient_check");
     ck_assert_int_eq(llm_gradient_check(probe_objective, &c, NULL, g, at, 1, 0.1, 1e-6, &worst,
                                         &failures, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_gradient_check(probe_objective, &c, &t, NULL, at, 1, 0.1, 1e-6, &worst,
@@ -515,7 +516,7 @@ START_TEST(check_refuses_bad_arguments_before_any_evaluation)
                                             &worst, &failures, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_gradient_check(probe_objective, &c, &t, g, at, 1, 0.0, 1e-6, &worst,
                                         &failures, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "gradient.check");
+    ck_assert_str_eq(where(&err), "gradcheck.gradient_check");
     ck_assert_str_eq(err.message, "step and tolerance must be positive and finite, got 0 and 1e-06");
     /* the bad second coordinate is found before the first is evaluated */
     ck_assert_int_eq(llm_gradient_check(probe_objective, &c, &t, g, at, 2, 0.1, 1e-6, &worst,
@@ -542,7 +543,7 @@ START_TEST(check_passes_objective_errors_through_with_outputs_untouched)
     ck_assert_int_eq(ctx.calls, 1);
     ck_assert_int_eq(llm_gradient_check(probe_objective, &c, &z, grad, at, 2, 1e-5, 1e-6,
                                         &worst, &failures, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "test.objective");
+    ck_assert_str_eq(where(&err), "gradcheck.gradient_check <- test.objective");
     ck_assert_int_eq(c.calls, 5);
     ck_assert(worst == -1.0 && failures == 99);
     ck_assert_int_eq(memcmp(z.data, logits, sizeof logits), 0);

@@ -8,6 +8,7 @@
 
 #include "llm/stape.h"
 #include "llm/error.h"
+#include "support.h"
 
 /* x = 2, sq = x*x, loss = sq + sq on a fresh tape of capacity 2. */
 static void fixture(llm_stape *tape, size_t *x, size_t *sq, size_t *loss)
@@ -299,7 +300,7 @@ END_TEST
     do {                                                       \
         ck_assert_int_eq((st), (want));                        \
         ck_assert_int_eq(err.code, (want));                    \
-        ck_assert_str_eq(err.stage, (want_stage));             \
+        ck_assert_str_eq(where(&err), (want_stage));             \
     } while (0)
 
 START_TEST(null_arguments_are_refused_at_every_stage)

@@ -8,6 +8,7 @@
 #include "llm/error.h"
 #include "llm/nn.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 #define GAMMA UINT64_C(0x9e3779b97f4a7c15)
 
@@ -199,17 +200,17 @@ START_TEST(xavier_refusals_touch_neither_output_nor_generator)
     before = rng;
     mark(&out);
     ck_assert_int_eq(llm_xavier_uniform(NULL, 2, 2, &rng, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "init.xavier");
+    ck_assert_str_eq(where(&err), "params.xavier_uniform");
     ck_assert_int_eq(llm_xavier_uniform(&out, 2, 2, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_xavier_uniform(&out, 0, 3, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_xavier_uniform(&out, 3, 0, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_xavier_uniform(&out, 0, 0, &rng, NULL), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_xavier_uniform(&out, SIZE_MAX / 4 + 1, 4, &rng, &err),
                      LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(err.stage, "init.xavier");
+    ck_assert_str_eq(where(&err), "params.xavier_uniform");
     ck_assert_int_eq(llm_xavier_uniform(&out, (size_t)1 << 40, (size_t)1 << 20, &rng, &err),
                      LLM_ERR_ALLOC);
-    ck_assert_str_eq(err.stage, "init.xavier");
+    ck_assert_str_eq(where(&err), "params.xavier_uniform");
     ck_assert(marked(&out));
     ck_assert(memcmp(&rng, &before, sizeof rng) == 0);
 }
@@ -252,7 +253,7 @@ START_TEST(each_broken_rule_is_refused_with_its_position)
     size_t i;
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_int_eq(llm_param_name_check(bad[i].name, &err), LLM_ERR_NAME);
-        ck_assert_str_eq(err.stage, "params.name");
+        ck_assert_str_eq(where(&err), "param.name_check");
         ck_assert_msg(strstr(err.message, bad[i].says) != NULL, "%s: %s", bad[i].name,
                       err.message);
     }
@@ -273,7 +274,7 @@ START_TEST(init_free_and_truncate_are_safe)
     llm_error err;
     const size_t two[1] = {2};
     ck_assert_int_eq(llm_params_init(NULL, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "params.init");
+    ck_assert_str_eq(where(&err), "params.init");
     ck_assert_int_eq(llm_params_init(&ps, &err), LLM_OK);
     ck_assert_ptr_null(ps.items);
     ck_assert_uint_eq(ps.count, 0);
@@ -374,13 +375,13 @@ START_TEST(find_returns_the_position_or_refuses)
     }
     idx = 99;
     ck_assert_int_eq(llm_params_find(&ps, "p.20", &idx, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "params.find");
+    ck_assert_str_eq(where(&err), "params.find");
     ck_assert_int_eq(llm_params_find(&ps, "P.1", &idx, &err), LLM_ERR_NAME);
     ck_assert_uint_eq(idx, 99);
     ck_assert_int_eq(llm_params_find(NULL, "p.1", &idx, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_params_find(&ps, NULL, &idx, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_params_find(&ps, "p.1", NULL, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "params.find");
+    ck_assert_str_eq(where(&err), "params.find");
     ck_assert_uint_eq(idx, 99);
     llm_params_free(&ps);
 }
@@ -411,15 +412,15 @@ START_TEST(refused_additions_change_nothing)
 
     ck_assert_int_eq(llm_params_add_xavier(NULL, "v", 2, 2, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_params_add_xavier(&ps, "v", 2, 2, NULL, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "params.add");
+    ck_assert_str_eq(where(&err), "params.add_xavier");
     ck_assert_int_eq(llm_params_add_xavier(&ps, NULL, 2, 2, &rng, &err), LLM_ERR_ARGUMENT);
     UNCHANGED();
     ck_assert_int_eq(llm_params_add_xavier(&ps, "w", 2, 2, &rng, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "params.add");
+    ck_assert_str_eq(where(&err), "params.add_xavier");
     ck_assert(strstr(err.message, "already taken by parameter 0") != NULL);
     ck_assert_int_eq(llm_params_add_xavier(&ps, "g", 2, 2, &rng, &err), LLM_ERR_NAME);
     ck_assert_int_eq(llm_params_add_xavier(&ps, "W", 2, 2, &rng, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "params.name");
+    ck_assert_str_eq(where(&err), "params.add_xavier <- param.name_check");
     ck_assert_int_eq(llm_params_add_xavier(&ps, "v", 0, 2, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_params_add_xavier(&ps, "v", 2, 0, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_params_add_xavier(&ps, "v", SIZE_MAX / 4 + 1, 4, &rng, &err),
@@ -432,13 +433,13 @@ START_TEST(refused_additions_change_nothing)
     ck_assert_int_eq(llm_params_add_const(&ps, "g", 1, two, 0.0, 0, &err), LLM_ERR_NAME);
     ck_assert_int_eq(llm_params_add_const(&ps, "b..c", 1, two, 0.0, 0, &err), LLM_ERR_NAME);
     ck_assert_int_eq(llm_params_add_const(&ps, "b", 1, two, NAN, 0, &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "params.add");
+    ck_assert_str_eq(where(&err), "params.add_const");
     ck_assert_int_eq(llm_params_add_const(&ps, "b", 1, two, INFINITY, 0, &err),
                      LLM_ERR_NONFINITE);
     ck_assert_int_eq(llm_params_add_const(&ps, "b", 1, two, -INFINITY, 0, &err),
                      LLM_ERR_NONFINITE);
     ck_assert_int_eq(llm_params_add_const(&ps, "b", 2, empty, 0.0, 0, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "params.add");
+    ck_assert_str_eq(where(&err), "params.add_const");
     ck_assert_int_eq(llm_params_add_const(&ps, "b", 1, NULL, 0.0, 0, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_params_add_const(&ps, "b", 9, deep, 0.0, 0, &err), LLM_ERR_RANK);
     ck_assert_int_eq(llm_params_add_const(&ps, "b", 2, huge, 0.0, 0, &err), LLM_ERR_OVERFLOW);
@@ -490,7 +491,7 @@ START_TEST(a_failed_component_leaves_generator_and_list_unchanged)
     before = rng;
     /* the third tensor has a zero fan */
     ck_assert_int_eq(two_layers(&ps, "mlp", 2, 3, 0, &rng, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "init.xavier");
+    ck_assert_str_eq(where(&err), "params.add_xavier <- params.xavier_uniform");
     ck_assert(memcmp(&rng, &before, sizeof rng) == 0);
     ck_assert_uint_eq(ps.count, 1);
     ck_assert(memcmp(&ps.items[0], &first, sizeof first) == 0);

@@ -11,6 +11,7 @@
 #include "llm/tape.h"
 #include "llm/tensor.h"
 #include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
+#include "support.h"
 
 #define GAMMA UINT64_C(0x9e3779b97f4a7c15)
 
@@ -117,11 +118,11 @@ START_TEST(init_refusals_touch_nothing)
                           const char *stage; const char *says; } bad[] = {
         {"tok", 0, 2, LLM_ERR_ARGUMENT, "embedding.init", "[0, 2]"},
         {"tok", 4, 0, LLM_ERR_ARGUMENT, "embedding.init", "[4, 0]"},
-        {"Token", 4, 2, LLM_ERR_NAME, "params.name", "'T' at position 0"},
-        {"", 4, 2, LLM_ERR_NAME, "params.name", "empty segment"},
-        {"tok.", 4, 2, LLM_ERR_NAME, "params.name", "empty segment"},
-        {"token_embedding", 4, 2, LLM_ERR_NAME, "params.add", "already taken"},
-        {"tok", SIZE_MAX / 2, 4, LLM_ERR_OVERFLOW, "init.xavier", "too many"},
+        {"Token", 4, 2, LLM_ERR_NAME, "param.name_check", "'T' at position 0"},
+        {"", 4, 2, LLM_ERR_NAME, "param.name_check", "empty segment"},
+        {"tok.", 4, 2, LLM_ERR_NAME, "param.name_check", "empty segment"},
+        {"token_embedding", 4, 2, LLM_ERR_NAME, "params.add_xavier", "already taken"},
+        {"tok", SIZE_MAX / 2, 4, LLM_ERR_OVERFLOW, "params.xavier_uniform", "too many"},
     };
     fixture_layer(&ps, &emb);
     llm_rng_seed(&rng, 99);
@@ -130,11 +131,11 @@ START_TEST(init_refusals_touch_nothing)
     for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ck_assert_int_eq(llm_embedding_init(&spare, &ps, bad[k].prefix, bad[k].v, bad[k].d,
                                             &rng, &err), bad[k].code);
-        ck_assert_str_eq(err.stage, bad[k].stage);
+        ck_assert_str_eq(first_stage(&err), bad[k].stage);
         ck_assert_msg(strstr(err.message, bad[k].says) != NULL, "%s", err.message);
     }
     ck_assert_int_eq(llm_embedding_init(NULL, &ps, "a", 4, 2, &rng, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "embedding.init");
+    ck_assert_str_eq(where(&err), "embedding.init");
     ck_assert_int_eq(llm_embedding_init(&spare, NULL, "a", 4, 2, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_embedding_init(&spare, &ps, NULL, 4, 2, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_embedding_init(&spare, &ps, "a", 4, 2, NULL, &err), LLM_ERR_ARGUMENT);
@@ -142,7 +143,7 @@ START_TEST(init_refusals_touch_nothing)
     memset(too_long, 'a', 57);
     too_long[57] = '\0';
     ck_assert_int_eq(llm_embedding_init(&spare, &ps, too_long, 4, 2, &rng, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "embedding.init");
+    ck_assert_str_eq(where(&err), "embedding.init");
     ck_assert(marked(&spare, sizeof spare));
     ck_assert_uint_eq(ps.count, 1);
     ck_assert(memcmp(&rng, &before, sizeof rng) == 0);
@@ -263,7 +264,7 @@ START_TEST(ids_of_rank_7_fit_rank_8_does_not)
     ck_assert(xv->data[xv->offset] == 40.0);
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, id, 8, eight, &keep, &err),
                      LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "embedding.forward");
+    ck_assert_str_eq(where(&err), "embedding.forward");
     ck_assert_uint_eq(keep.id, 41);
     llm_tape_free(&tape);
     llm_params_free(&ps);
@@ -291,18 +292,18 @@ START_TEST(forward_refusals_record_nothing)
 
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, bad, 2, fixture_shape, &x, &err),
                      LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "embedding.forward");
+    ck_assert_str_eq(where(&err), "embedding.forward");
     ck_assert_msg(strstr(err.message, "ID 4 at position 1") != NULL, "%s", err.message);
     ck_assert_msg(strstr(err.message, "4 tokens") != NULL, "%s", err.message);
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, (const size_t[]){SIZE_MAX}, 0,
                                            NULL, &x, &err), LLM_ERR_INDEX);
     ck_assert_int_eq(llm_embedding_forward(&emb, &other, &tape, fixture_ids, 2, fixture_shape,
                                            &x, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "embedding.forward");
+    ck_assert_str_eq(where(&err), "embedding.forward");
     ck_assert_msg(strstr(err.message, "token_embedding.weight") != NULL, "%s", err.message);
     ck_assert_int_eq(llm_embedding_forward(&emb, &none, &tape, fixture_ids, 2, fixture_shape,
                                            &x, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "embedding.forward");
+    ck_assert_str_eq(where(&err), "embedding.forward");
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, fixture_ids, 2, huge, &x, &err),
                      LLM_ERR_OVERFLOW);
     ck_assert_int_eq(llm_embedding_forward(NULL, &ps, &tape, fixture_ids, 2, fixture_shape,
@@ -572,7 +573,7 @@ START_TEST(a_table_that_is_not_finite_is_refused_by_the_tape)
     ps.items[0].value.data[7] = INFINITY;          /* a row no ID uses */
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, fixture_ids, 2, fixture_shape,
                                            &x, &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "tape.leaf");
+    ck_assert_str_eq(where(&err), "embedding.forward <- tape.leaf");
     ck_assert_uint_eq(x.id, 41);
     ck_assert_uint_eq(tape.count, 0);
     llm_tape_free(&tape);

@@ -10,6 +10,7 @@
 #include "llm/tape.h"
 #include "llm/tensor.h"
 #include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
+#include "support.h"
 
 #define GAMMA UINT64_C(0x9e3779b97f4a7c15)
 
@@ -128,10 +129,10 @@ START_TEST(init_refusals_touch_neither_layer_list_nor_generator)
         {NULL, 2, 3, LLM_ERR_ARGUMENT, "swiglu.init"},
         {"ffn", 0, 3, LLM_ERR_ARGUMENT, "swiglu.init"},
         {"ffn", 2, 0, LLM_ERR_ARGUMENT, "swiglu.init"},
-        {"FFN", 2, 3, LLM_ERR_NAME, "params.name"},
-        {"", 2, 3, LLM_ERR_NAME, "params.name"},
-        {"ffn.", 2, 3, LLM_ERR_NAME, "params.name"},
-        {"taken", 2, 3, LLM_ERR_NAME, "params.add"},
+        {"FFN", 2, 3, LLM_ERR_NAME, "param.name_check"},
+        {"", 2, 3, LLM_ERR_NAME, "param.name_check"},
+        {"ffn.", 2, 3, LLM_ERR_NAME, "param.name_check"},
+        {"taken", 2, 3, LLM_ERR_NAME, "params.add_xavier"},
     };
     const size_t one[1] = {1};
     llm_params ps;
@@ -149,7 +150,7 @@ START_TEST(init_refusals_touch_neither_layer_list_nor_generator)
         ck_assert_int_eq(llm_swiglu_init(&ffn, &ps, cases[k].prefix, cases[k].d, cases[k].f,
                                          &rng, &err), cases[k].code);
         ck_assert_int_eq(err.code, cases[k].code);
-        ck_assert_str_eq(err.stage, cases[k].stage);
+        ck_assert_str_eq(first_stage(&err), cases[k].stage);
         ck_assert(layer_marked(&ffn));
         ck_assert_uint_eq(ps.count, 1);
         ck_assert_uint_eq(rng.state, before.state);
@@ -158,7 +159,7 @@ START_TEST(init_refusals_touch_neither_layer_list_nor_generator)
     ck_assert_int_eq(llm_swiglu_init(NULL, &ps, "ffn", 2, 3, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_swiglu_init(&ffn, NULL, "ffn", 2, 3, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_swiglu_init(&ffn, &ps, "ffn", 2, 3, NULL, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "swiglu.init");
+    ck_assert_str_eq(where(&err), "swiglu.init");
     ck_assert(layer_marked(&ffn));
     ck_assert_uint_eq(ps.count, 1);
     ck_assert_uint_eq(rng.state, before.state);
@@ -179,7 +180,7 @@ START_TEST(a_prefix_is_refused_exactly_when_a_name_would_exceed_63_characters)
     prefix[52] = '\0';          /* "<52>.gate.weight" has 64 characters */
     mark_layer(&ffn);
     ck_assert_int_eq(llm_swiglu_init(&ffn, &ps, prefix, 2, 2, &rng, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "swiglu.init");
+    ck_assert_str_eq(where(&err), "swiglu.init");
     ck_assert(layer_marked(&ffn));
     ck_assert_uint_eq(ps.count, 0);
     ck_assert_uint_eq(rng.state, 3);
@@ -205,7 +206,7 @@ START_TEST(a_failure_on_the_third_tensor_rolls_back_the_first_two)
     llm_rng_seed(&rng, 20);
     mark_layer(&ffn);
     ck_assert_int_eq(llm_swiglu_init(&ffn, &ps, "mlp", 2, 3, &rng, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "params.add");
+    ck_assert_str_eq(where(&err), "swiglu.init <- params.add_xavier");
     ck_assert(strstr(err.message, "mlp.down.weight") != NULL);
     ck_assert_uint_eq(ps.count, 1);
     ck_assert(memcmp(&ps.items[0], &saved, sizeof saved) == 0);
@@ -612,16 +613,16 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
     y = marker;
 
     ck_assert_int_eq(llm_swiglu_forward(NULL, &ps, &tape, xv, &y, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "swiglu.forward");
+    ck_assert_str_eq(where(&err), "swiglu.forward");
     ck_assert_int_eq(llm_swiglu_forward(&ffn, NULL, &tape, xv, &y, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, NULL, xv, &y, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, NULL, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "swiglu.forward");
+    ck_assert_str_eq(where(&err), "swiglu.forward");
 
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, sv, &y, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "swiglu.forward");
+    ck_assert_str_eq(where(&err), "swiglu.forward");
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xwv, &y, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "swiglu.forward");
+    ck_assert_str_eq(where(&err), "swiglu.forward");
     ck_assert(strstr(err.message, "d_model is 2") != NULL);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, stale, &y, &err), LLM_ERR_TAPE);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &other, xv, &y, &err), LLM_ERR_TAPE);
@@ -629,7 +630,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
     bad = ffn;
     bad.up = 3;
     ck_assert_int_eq(llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "swiglu.forward");
+    ck_assert_str_eq(where(&err), "swiglu.forward");
     ck_assert(strstr(err.message, "up") != NULL);
     bad = ffn;
     bad.gate = ffn.down;
@@ -662,7 +663,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
             ps.items[ffn.up].value.data[k] = 1e200;
         ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xbv, &y, &err),
                          LLM_ERR_NONFINITE);
-        ck_assert_str_eq(err.stage, "tape.matmul");
+        ck_assert_str_eq(where(&err), "tape.matmul");
         ck_assert_uint_eq(tape.count, nodes);
         llm_tensor_free(&xb);
     }
@@ -708,7 +709,7 @@ START_TEST(a_weight_wrong_only_in_its_columns_is_refused)
         kept = *w;
         *w = wider;
         ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, &y, &err), LLM_ERR_SHAPE);
-        ck_assert_str_eq(err.stage, "swiglu.forward");
+        ck_assert_str_eq(where(&err), "swiglu.forward");
         ck_assert(strstr(err.message, names[k]) != NULL);
         ck_assert_uint_eq(tape.count, count);
         *w = kept;

@@ -10,6 +10,7 @@
 #include "llm/nn.h"
 #include "llm/data.h"
 #include "llm/optim.h"
+#include "support.h"
 
 /* The fixture: a = [0,10,11,12,1], b = [0,20,21,1], T = 2, stride 1. */
 static const size_t doc_a[5] = {0, 10, 11, 12, 1}, doc_b[4] = {0, 20, 21, 1};
@@ -166,7 +167,7 @@ START_TEST(below_refusals_touch_nothing)
     uint64_t out = 77;
     llm_rng_seed(&rng, 1);
     ck_assert_int_eq(llm_rng_below(&rng, 0, &out, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "rng.below");
+    ck_assert_str_eq(where(&err), "rng.below");
     ck_assert_str_eq(err.message, "the bound must be at least 1, got 0");
     ck_assert_int_eq(llm_rng_below(NULL, 3, &out, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rng_below(&rng, 3, NULL, &err), LLM_ERR_ARGUMENT);
@@ -280,7 +281,7 @@ START_TEST(empty_and_single_lists_stay_as_they_are)
     ck_assert_uint_eq(one.doc, 3);
     ck_assert_uint_eq(one.start, 4);
     ck_assert_int_eq(llm_shuffle_windows(NULL, 5, 7, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "batch.shuffle");
+    ck_assert_str_eq(where(&err), "data.shuffle_windows");
 }
 END_TEST
 
@@ -317,10 +318,10 @@ START_TEST(batch_count_and_span_refusals)
     llm_error err;
     size_t nb = 99, first = 99, count = 99;
     ck_assert_int_eq(llm_batch_count(5, 0, &nb, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "batch.count");
+    ck_assert_str_eq(where(&err), "data.batch_count");
     ck_assert_int_eq(llm_batch_count(5, 3, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_batch_span(5, 3, 2, &first, &count, &err), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "batch.span");
+    ck_assert_str_eq(where(&err), "data.batch_span");
     ck_assert_str_eq(err.message, "no batch 2: 5 windows in batches of 3 make 2");
     ck_assert_int_eq(llm_batch_span(0, 3, 0, &first, &count, &err), LLM_ERR_INDEX);
     ck_assert_int_eq(llm_batch_span(5, 0, 0, &first, &count, &err), LLM_ERR_ARGUMENT);
@@ -386,7 +387,7 @@ START_TEST(batch_tokens_refusals_name_the_window_and_write_nothing)
         in[i] = tg[i] = 42;
     ck_assert_int_eq(llm_batch_tokens(docs, 2, past_end, 2, 0, 2, 2, in, tg, &err),
                      LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "batch.tokens");
+    ck_assert_str_eq(where(&err), "data.batch_tokens");
     ck_assert_str_eq(err.message, "window 1 (document 1, start 2) does not fit: "
                      "start + T + 1 must be at most the length 4, T = 2");
     ck_assert_int_eq(llm_batch_tokens(docs, 2, far, 1, 0, 1, 2, in, tg, &err),
@@ -509,14 +510,14 @@ START_TEST(failed_adds_and_merges_roll_back)
     const llm_loss_sum wide = {0.0, 2};
     llm_error err;
     ck_assert_int_eq(llm_loss_add(&acc, 0.0, 0, &err), LLM_ERR_EMPTY);
-    ck_assert_str_eq(err.stage, "loss.add");
+    ck_assert_str_eq(where(&err), "data.loss_add");
     ck_assert_int_eq(llm_loss_add(&acc, NAN, 2, &err), LLM_ERR_NONFINITE);
     ck_assert_int_eq(llm_loss_add(&acc, -HUGE_VAL, 2, &err), LLM_ERR_NONFINITE);
     ck_assert_int_eq(llm_loss_add(&full, DBL_MAX, 1, &err), LLM_ERR_NONFINITE);
     ck_assert_int_eq(llm_loss_add(&many, 0.5, 2, &err), LLM_ERR_OVERFLOW);
     ck_assert_int_eq(llm_loss_add(NULL, 0.5, 2, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_loss_merge(&acc, &hollow, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "loss.merge");
+    ck_assert_str_eq(where(&err), "data.loss_merge");
     ck_assert_int_eq(llm_loss_merge(&acc, &nan_part, &err), LLM_ERR_NONFINITE);
     ck_assert_int_eq(llm_loss_merge(&full, &big, &err), LLM_ERR_NONFINITE);
     ck_assert_int_eq(llm_loss_merge(&many, &wide, &err), LLM_ERR_OVERFLOW);
@@ -540,7 +541,7 @@ START_TEST(mean_refusals)
     llm_error err;
     double mean = -1.0;
     ck_assert_int_eq(llm_loss_mean(&none, &mean, &err), LLM_ERR_EMPTY);
-    ck_assert_str_eq(err.stage, "loss.mean");
+    ck_assert_str_eq(where(&err), "data.loss_mean");
     ck_assert_int_eq(llm_loss_mean(NULL, &mean, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_loss_mean(&some, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert(mean == -1.0);

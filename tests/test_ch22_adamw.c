@@ -12,6 +12,7 @@
 #include "llm/tensor.h"
 #include "llm/data.h"
 #include "llm/optim.h"
+#include "support.h"
 
 static const llm_adamw_config fixture_config = {0.5, 0.5, 0.1, 0.1};
 
@@ -21,7 +22,7 @@ static const llm_adamw_config fixture_config = {0.5, 0.5, 0.1, 0.1};
     do {                                                       \
         ck_assert_int_eq((st), (want));                        \
         ck_assert_int_eq(err.code, (want));                    \
-        ck_assert_str_eq(err.stage, (want_stage));             \
+        ck_assert_str_eq(where(&err), (want_stage));             \
     } while (0)
 
 /* Appends a rank-1 parameter with the given values and gradient. */
@@ -696,28 +697,28 @@ START_TEST(clip_refusals_leave_outputs_untouched)
     size_t i;
     fixture(&ps, &opt);
     REFUSED(llm_grad_clip_multiplier(NULL, 1.0, &norm, &mu, &err), LLM_ERR_ARGUMENT,
-            "grad.clip");
+            "optim.grad_clip_multiplier");
     REFUSED(llm_grad_clip_multiplier(&ps, 1.0, NULL, &mu, &err), LLM_ERR_ARGUMENT,
-            "grad.clip");
+            "optim.grad_clip_multiplier");
     REFUSED(llm_grad_clip_multiplier(&ps, 1.0, &norm, NULL, &err), LLM_ERR_ARGUMENT,
-            "grad.clip");
+            "optim.grad_clip_multiplier");
     for (i = 0; i < 4; i++)
         REFUSED(llm_grad_clip_multiplier(&ps, bad_c[i], &norm, &mu, &err), LLM_ERR_ARGUMENT,
-                "grad.clip");
+                "optim.grad_clip_multiplier");
     ps.items[0].grad.data[1] = INFINITY;
     REFUSED(llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), LLM_ERR_NONFINITE,
-            "grad.clip");
+            "optim.grad_clip_multiplier");
     ck_assert(strstr(err.message, "\"w\" at coordinate 1") != NULL);
     ps.items[0].grad.data[1] = NAN;
     REFUSED(llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), LLM_ERR_NONFINITE,
-            "grad.clip");
+            "optim.grad_clip_multiplier");
     ck_assert(norm == -1.0 && mu.divisor == -1.0 && mu.factor == -2.0);
-    REFUSED(llm_norm_accumulate(NULL, &ss, 1.0, &err), LLM_ERR_ARGUMENT, "norm.accumulate");
+    REFUSED(llm_norm_accumulate(NULL, &ss, 1.0, &err), LLM_ERR_ARGUMENT, "optim.norm_accumulate");
     REFUSED(llm_norm_accumulate(&scale, NULL, 1.0, &err), LLM_ERR_ARGUMENT,
-            "norm.accumulate");
-    REFUSED(llm_norm_accumulate(&scale, &ss, NAN, &err), LLM_ERR_NONFINITE, "norm.accumulate");
+            "optim.norm_accumulate");
+    REFUSED(llm_norm_accumulate(&scale, &ss, NAN, &err), LLM_ERR_NONFINITE, "optim.norm_accumulate");
     REFUSED(llm_norm_accumulate(&scale, &ss, -INFINITY, &err), LLM_ERR_NONFINITE,
-            "norm.accumulate");
+            "optim.norm_accumulate");
     ck_assert(scale == 2.0 && ss == 3.0);
     teardown(&ps, &opt);
 }

@@ -8,6 +8,7 @@
 #include "llm/nn.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double fix_x[2] = {2, -1};
 static const double fix_w[4] = {0.5, -1, 2, 0.25};
@@ -28,7 +29,7 @@ static void assert_error(llm_status st, const llm_error *err, llm_status code,
                          const char *stage)
 {
     ck_assert_msg(st == code, "got %s, want %s", llm_status_name(st), llm_status_name(code));
-    ck_assert_str_eq(err->stage, stage);
+    ck_assert_str_eq(first_stage(err), stage);
     ck_assert(err->message[0] != '\0');
 }
 
@@ -292,15 +293,15 @@ START_TEST(unequal_shapes_and_bad_arguments_are_refused_untouched)
         ck_assert(marked(&y, sizeof y));               \
         ck_assert_uint_eq(tape.count, nodes0);         \
     } while (0)
-    REFUSED(llm_residual_add(&tape, xv, rv, &y, &err), LLM_ERR_SHAPE, "residual.add");
-    REFUSED(llm_residual_add(&tape, rv, xv, &y, &err), LLM_ERR_SHAPE, "residual.add");
-    REFUSED(llm_residual_add(&tape, rv, cv, &y, &err), LLM_ERR_SHAPE, "residual.add");
-    REFUSED(llm_residual_add(&tape, mv, xv, &y, &err), LLM_ERR_SHAPE, "residual.add");
-    REFUSED(llm_residual_add(&tape, xv, sv, &y, &err), LLM_ERR_SHAPE, "residual.add");
-    REFUSED(llm_residual_add(&tape, sv, xv, &y, &err), LLM_ERR_SHAPE, "residual.add");
-    REFUSED(llm_residual_add(&tape, xv, vv, &y, &err), LLM_ERR_SHAPE, "residual.add");
-    REFUSED(llm_residual_add(&tape, xv, xv, NULL, &err), LLM_ERR_ARGUMENT, "residual.add");
-    REFUSED(llm_residual_add(NULL, xv, xv, &y, &err), LLM_ERR_ARGUMENT, "residual.add");
+    REFUSED(llm_residual_add(&tape, xv, rv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED(llm_residual_add(&tape, rv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED(llm_residual_add(&tape, rv, cv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED(llm_residual_add(&tape, mv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED(llm_residual_add(&tape, xv, sv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED(llm_residual_add(&tape, sv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED(llm_residual_add(&tape, xv, vv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED(llm_residual_add(&tape, xv, xv, NULL, &err), LLM_ERR_ARGUMENT, "nn.residual_add");
+    REFUSED(llm_residual_add(NULL, xv, xv, &y, &err), LLM_ERR_ARGUMENT, "nn.residual_add");
     REFUSED(llm_residual_add(&old, stale, stale, &y, &err), LLM_ERR_TAPE, "tape.value");
     REFUSED(llm_residual_add(&tape, xv, stale, &y, &err), LLM_ERR_TAPE, "tape.value");
 #undef REFUSED

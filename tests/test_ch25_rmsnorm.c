@@ -9,6 +9,7 @@
 #include "llm/nn.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double fix_x[2] = {3, 4};
 static const double fix_g[2] = {1.5, 0.5};
@@ -111,14 +112,14 @@ START_TEST(init_refusals_touch_neither_layer_nor_list)
     memset(&n, 0x5a, sizeof n);
     kept = n;
     ck_assert_int_eq(llm_rmsnorm_init(NULL, &ps, "a", 2, 1e-5, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "rmsnorm.init");
+    ck_assert_str_eq(where(&err), "rmsnorm.init");
     ck_assert_int_eq(llm_rmsnorm_init(&n, NULL, "a", 2, 1e-5, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rmsnorm_init(&n, &ps, NULL, 2, 1e-5, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rmsnorm_init(&n, &ps, "a", 0, 1e-5, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "rmsnorm.init");
+    ck_assert_str_eq(where(&err), "rmsnorm.init");
     ck_assert_int_eq(llm_rmsnorm_init(&n, &ps, "a", 2, -1e-5, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rmsnorm_init(&n, &ps, "a", 2, NAN, &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "rmsnorm.init");
+    ck_assert_str_eq(where(&err), "rmsnorm.init");
     ck_assert_int_eq(llm_rmsnorm_init(&n, &ps, "a", 2, INFINITY, &err), LLM_ERR_NONFINITE);
     ck_assert_int_eq(llm_rmsnorm_init(&n, &ps, "A", 2, 1e-5, &err), LLM_ERR_NAME);
     ck_assert_int_eq(llm_rmsnorm_init(&n, &ps, "norm", 2, 1e-5, &err), LLM_ERR_NAME);
@@ -141,7 +142,7 @@ START_TEST(a_prefix_is_refused_exactly_when_the_name_would_exceed_63_characters)
     memset(prefix, 'b', sizeof prefix);
     prefix[59] = '\0';                                   /* 64: one too many */
     ck_assert_int_eq(llm_rmsnorm_init(&n, &ps, prefix, 2, 1e-5, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "rmsnorm.init");
+    ck_assert_str_eq(where(&err), "rmsnorm.init");
     ck_assert_uint_eq(ps.count, 1);
     llm_params_free(&ps);
 }
@@ -285,7 +286,7 @@ START_TEST(a_zero_row_is_finite_with_eps_and_refused_without)
     kept = yv;
     ck_assert_int_eq(llm_rmsnorm_forward(&g.norm, &g.ps, &tape, xv, &yv, &err),
                      LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "rmsnorm.forward");
+    ck_assert_str_eq(where(&err), "rmsnorm.forward");
     ck_assert_uint_eq(tape.count, 1);                    /* nothing recorded */
     ck_assert_int_eq(memcmp(&yv, &kept, sizeof yv), 0);
     llm_tape_free(&tape);
@@ -322,7 +323,7 @@ START_TEST(an_overflowing_mean_square_is_refused_before_recording)
     fixture f;
     fixture_make(&f, 2, 1e-5, NULL);
     ck_assert_int_eq(run(&f, 1, shape, big, NULL, y, NULL, &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "rmsnorm.forward");
+    ck_assert_str_eq(where(&err), "rmsnorm.forward");
     llm_params_free(&f.ps);
 }
 END_TEST
@@ -429,7 +430,7 @@ START_TEST(forward_refusals_name_their_stage_and_record_nothing)
     memset(&y, 0x5a, sizeof y);
     kept = y;
     ck_assert_int_eq(llm_rmsnorm_forward(NULL, &f.ps, &tape, v2, &y, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "rmsnorm.forward");
+    ck_assert_str_eq(where(&err), "rmsnorm.forward");
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, NULL, &tape, v2, &y, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, NULL, v2, &y, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, NULL, &err),
@@ -437,7 +438,7 @@ START_TEST(forward_refusals_name_their_stage_and_record_nothing)
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &empty, &tape, v2, &y, &err),
                      LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &wide, &tape, v2, &y, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "rmsnorm.forward");
+    ck_assert_str_eq(where(&err), "rmsnorm.forward");
     bad = f.norm;
     bad.eps = -1.0;
     ck_assert_int_eq(llm_rmsnorm_forward(&bad, &f.ps, &tape, v2, &y, &err), LLM_ERR_ARGUMENT);
@@ -445,9 +446,9 @@ START_TEST(forward_refusals_name_their_stage_and_record_nothing)
     ck_assert_int_eq(llm_rmsnorm_forward(&bad, &f.ps, &tape, v2, &y, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &old, stale, &y, &err), LLM_ERR_TAPE);
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, vs, &y, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "rmsnorm.forward");
+    ck_assert_str_eq(where(&err), "rmsnorm.forward");
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v3, &y, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "rmsnorm.forward");
+    ck_assert_str_eq(where(&err), "rmsnorm.forward");
     ck_assert_uint_eq(tape.count, nodes);
     ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
     /* failures midway: a NaN gain is refused by its leaf after seven nodes,
@@ -456,14 +457,14 @@ START_TEST(forward_refusals_name_their_stage_and_record_nothing)
     f.ps.items[f.norm.gain].value.data[0] = NAN;
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err),
                      LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "tape.leaf");
+    ck_assert_str_eq(where(&err), "rmsnorm.forward <- tape.leaf");
     ck_assert_uint_eq(tape.count, nodes);
     ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
     f.ps.items[f.norm.gain].value.data[0] = 1.7e308;
     f.ps.items[f.norm.gain].value.data[1] = 1.7e308;
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err),
                      LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "tape.mul");
+    ck_assert_str_eq(where(&err), "rmsnorm.forward <- tape.mul");
     ck_assert_uint_eq(tape.count, nodes);
     ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
     f.ps.items[f.norm.gain].value.data[0] = 1.0;

@@ -11,6 +11,7 @@
 #include "llm/tape.h"
 #include "llm/tensor.h"
 #include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
+#include "support.h"
 
 #define GAMMA UINT64_C(0x9e3779b97f4a7c15)
 
@@ -164,10 +165,10 @@ START_TEST(init_refusals_touch_neither_projections_list_nor_generator)
         {NULL, 3, 2, LLM_ERR_ARGUMENT, "qkv.init"},
         {"attn", 0, 2, LLM_ERR_ARGUMENT, "qkv.init"},
         {"attn", 3, 0, LLM_ERR_ARGUMENT, "qkv.init"},
-        {"Attn", 3, 2, LLM_ERR_NAME, "params.name"},
-        {"", 3, 2, LLM_ERR_NAME, "params.name"},
-        {"attn.", 3, 2, LLM_ERR_NAME, "params.name"},
-        {"taken", 3, 2, LLM_ERR_NAME, "params.add"},
+        {"Attn", 3, 2, LLM_ERR_NAME, "param.name_check"},
+        {"", 3, 2, LLM_ERR_NAME, "param.name_check"},
+        {"attn.", 3, 2, LLM_ERR_NAME, "param.name_check"},
+        {"taken", 3, 2, LLM_ERR_NAME, "params.add_xavier"},
     };
     const size_t one[1] = {1};
     llm_params ps;
@@ -185,7 +186,7 @@ START_TEST(init_refusals_touch_neither_projections_list_nor_generator)
         ck_assert_int_eq(llm_qkv_init(&qkv, &ps, cases[k].prefix, cases[k].d, cases[k].dk,
                                       &rng, &err), cases[k].code);
         ck_assert_int_eq(err.code, cases[k].code);
-        ck_assert_str_eq(err.stage, cases[k].stage);
+        ck_assert_str_eq(first_stage(&err), cases[k].stage);
         ck_assert(qkv_marked(&qkv));
         ck_assert_uint_eq(ps.count, 1);
         ck_assert_uint_eq(rng.state, before.state);
@@ -193,7 +194,7 @@ START_TEST(init_refusals_touch_neither_projections_list_nor_generator)
     ck_assert_int_eq(llm_qkv_init(NULL, &ps, "attn", 3, 2, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_qkv_init(&qkv, NULL, "attn", 3, 2, &rng, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_qkv_init(&qkv, &ps, "attn", 3, 2, NULL, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "qkv.init");
+    ck_assert_str_eq(where(&err), "qkv.init");
     ck_assert(qkv_marked(&qkv));
     ck_assert_uint_eq(ps.count, 1);
     ck_assert_uint_eq(rng.state, before.state);
@@ -214,7 +215,7 @@ START_TEST(a_prefix_is_refused_exactly_when_a_name_would_exceed_63_characters)
     prefix[51] = '\0';          /* "<51>.query.weight" has 64 characters */
     mark_qkv(&qkv);
     ck_assert_int_eq(llm_qkv_init(&qkv, &ps, prefix, 3, 2, &rng, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "qkv.init");
+    ck_assert_str_eq(where(&err), "qkv.init");
     ck_assert(qkv_marked(&qkv));
     ck_assert_uint_eq(ps.count, 0);
     ck_assert_uint_eq(rng.state, 3);
@@ -242,7 +243,7 @@ START_TEST(a_failure_on_the_value_rolls_back_query_and_key)
     llm_rng_seed(&rng, 26);
     mark_qkv(&qkv);
     ck_assert_int_eq(llm_qkv_init(&qkv, &ps, "head", 3, 2, &rng, &err), LLM_ERR_NAME);
-    ck_assert_str_eq(err.stage, "params.add");
+    ck_assert_str_eq(where(&err), "qkv.init <- params.add_xavier");
     ck_assert(strstr(err.message, "head.value.weight") != NULL);
     ck_assert_uint_eq(ps.count, 1);
     ck_assert(memcmp(&ps.items[0], &saved, sizeof saved) == 0);
@@ -534,7 +535,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_outputs_alone)
     q = k = v = marker;
 
     ck_assert_int_eq(llm_qkv_forward(NULL, &ps, &tape, xv, &q, &k, &v, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "qkv.forward");
+    ck_assert_str_eq(where(&err), "qkv.forward");
     ck_assert_int_eq(llm_qkv_forward(&qkv, NULL, &tape, xv, &q, &k, &v, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, NULL, xv, &q, &k, &v, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, NULL, &k, &v, &err), LLM_ERR_ARGUMENT);
@@ -543,19 +544,19 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_outputs_alone)
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &q, &v, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &k, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &v, &k, &v, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "qkv.forward");
+    ck_assert_str_eq(where(&err), "qkv.forward");
 
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, sv, &q, &k, &v, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "qkv.forward");
+    ck_assert_str_eq(where(&err), "qkv.forward");
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xnv, &q, &k, &v, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "qkv.forward");
+    ck_assert_str_eq(where(&err), "qkv.forward");
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, stale, &q, &k, &v, &err), LLM_ERR_TAPE);
     ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, foreign, &q, &k, &v, &err), LLM_ERR_TAPE);
 
     bad = qkv;
     bad.key.weight = 3;
     ck_assert_int_eq(llm_qkv_forward(&bad, &ps, &tape, xv, &q, &k, &v, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "qkv.forward");
+    ck_assert_str_eq(where(&err), "qkv.forward");
     ck_assert(strstr(err.message, "key") != NULL);
     bad = qkv;
     bad.d_model = 2;
@@ -579,7 +580,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_outputs_alone)
             ps.items[qkv.value.weight].value.data[j] = 1e308;
         ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &v, &err),
                          LLM_ERR_NONFINITE);
-        ck_assert_str_eq(err.stage, "tape.matmul");
+        ck_assert_str_eq(where(&err), "qkv.forward <- tape.matmul");
         ck_assert_uint_eq(tape.count, nodes);
         memcpy(ps.items[qkv.value.weight].value.data, fix_wv, sizeof fix_wv);
     }

@@ -12,6 +12,7 @@
 #include "llm/tape.h"
 #include "llm/tensor.h"
 #include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
+#include "support.h"
 
 static const double fix_q[4] = {0, 3, 2, -1};
 static const double fix_k[4] = {3, 0, -1, 2};
@@ -362,9 +363,9 @@ START_TEST(test_softmax_refusals)
     memset(&y, 0x5a, sizeof y);
     kept = y;
     ck_assert_int_eq(llm_tape_softmax(&tape, s, &y, &err), LLM_ERR_AXIS);
-    ck_assert_str_eq(err.stage, "tape.softmax");
+    ck_assert_str_eq(where(&err), "tape.softmax");
     ck_assert_int_eq(llm_tape_softmax(&tape, e, &y, &err), LLM_ERR_EMPTY);
-    ck_assert_str_eq(err.stage, "tape.softmax");
+    ck_assert_str_eq(where(&err), "tape.softmax <- softmax.softmax");
     ck_assert_int_eq(llm_tape_softmax(&tape, stale, &y, &err), LLM_ERR_TAPE);
     ck_assert_int_eq(llm_tape_softmax(&tape, ok_in, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tape_softmax(NULL, ok_in, &y, &err), LLM_ERR_ARGUMENT);
@@ -571,7 +572,7 @@ START_TEST(test_attention_refusals)
     ck_assert_int_eq(llm_tape_attention(NULL, a, a, a, &w, &o, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tape_attention(&tape, a, a, a, &w, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_tape_attention(&tape, stale, a, a, &w, &o, &err), LLM_ERR_TAPE);
-    ck_assert_str_eq(err.stage, "attention");
+    ck_assert_str_eq(where(&err), "tape.attention");
     ck_assert_ptr_nonnull(strstr(err.message, "q (node 0) is stale"));
     ck_assert_int_eq(llm_tape_attention(&tape, a, a, stale, &w, &o, &err), LLM_ERR_TAPE);
     ck_assert_ptr_nonnull(strstr(err.message, "v (node 0) is stale"));
@@ -579,7 +580,7 @@ START_TEST(test_attention_refusals)
                      LLM_ERR_TAPE);
     ck_assert_ptr_nonnull(strstr(err.message, "k is node 999"));
     ck_assert_int_eq(llm_tape_attention(&tape, vec, a, a, &w, &o, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "attention");
+    ck_assert_str_eq(where(&err), "tape.attention");
     ck_assert_int_eq(llm_tape_attention(&tape, a, a, vec, &w, &o, &err), LLM_ERR_RANK);
     ck_assert_int_eq(llm_tape_attention(&tape, a3, a, a, &w, &o, &err), LLM_ERR_RANK);
     ck_assert_ptr_nonnull(strstr(err.message, "one rank"));
@@ -593,7 +594,7 @@ START_TEST(test_attention_refusals)
                      LLM_ERR_SHAPE);
     ck_assert_ptr_nonnull(strstr(err.message, "width 0"));
     ck_assert_int_eq(llm_tape_attention(&tape, a, no_k, no_k, &w, &o, &err), LLM_ERR_EMPTY);
-    ck_assert_str_eq(err.stage, "attention");
+    ck_assert_str_eq(where(&err), "tape.attention");
     ck_assert(memcmp(&w, &w_kept, sizeof w) == 0 && memcmp(&o, &o_kept, sizeof o) == 0);
     ck_assert_uint_eq(tape.count, count);
 
@@ -601,7 +602,7 @@ START_TEST(test_attention_refusals)
        after the scale's constant was recorded: it is rewound */
     ck_assert_int_eq(llm_tape_attention(&tape, huge, huge, a, &w, &o, &err),
                      LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "tape.matmul");
+    ck_assert_str_eq(where(&err), "tape.attention <- tape.matmul");
     ck_assert(memcmp(&w, &w_kept, sizeof w) == 0 && memcmp(&o, &o_kept, sizeof o) == 0);
     ck_assert_uint_eq(tape.count, count);
     /* and the next attention starts at the freed id */

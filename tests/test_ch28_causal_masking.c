@@ -9,6 +9,7 @@
 #include "llm/softmax.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double fix_q[6] = {0, 3, 2, -1, 1, 1};
 static const double fix_k[6] = {3, 0, -1, 2, 2, 1};
@@ -240,7 +241,7 @@ START_TEST(test_masked_scores_never_read)
     memset(&w, 0x2d, sizeof w);
     kept = w;
     ck_assert_int_eq(llm_tape_causal_softmax(&tape, a, &w, &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, "tape.causal_softmax");
+    ck_assert_str_eq(where(&err), "tape.causal_softmax");
     ck_assert_ptr_nonnull(strstr(err.message, "row 2, key 1 is NaN"));
     ck_assert(memcmp(&w, &kept, sizeof w) == 0);
     ck_assert_uint_eq(tape.count, count);
@@ -408,7 +409,7 @@ START_TEST(test_softmax_refusals)
     memset(&y, 0x2d, sizeof y);
     kept = y;
     ck_assert_int_eq(llm_tape_causal_softmax(&tape, vb, &y, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "tape.causal_softmax");
+    ck_assert_str_eq(where(&err), "tape.causal_softmax");
     ck_assert_ptr_nonnull(strstr(err.message, "3 queries"));
     ck_assert_ptr_nonnull(strstr(err.message, "2 keys"));
     ck_assert_int_eq(llm_tape_causal_softmax(&tape, vc, &y, &err), LLM_ERR_RANK);
@@ -468,12 +469,12 @@ START_TEST(test_attention_refusals)
     /* 3 queries, 2 keys: the stage is causal attention's */
     ck_assert_int_eq(llm_tape_causal_attention(&tape, q, k2, k2, &w, &y, &err),
                      LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.stage, "causal_attention");
+    ck_assert_str_eq(where(&err), "tape.causal_attention");
     ck_assert_ptr_nonnull(strstr(err.message, "last positions"));
     /* and chapter 27's checks, under the same stage */
     ck_assert_int_eq(llm_tape_causal_attention(&tape, q, k0, k0, &w, &y, &err),
                      LLM_ERR_EMPTY);
-    ck_assert_str_eq(err.stage, "causal_attention");
+    ck_assert_str_eq(where(&err), "tape.causal_attention");
     ck_assert_int_eq(llm_tape_causal_attention(&tape, r1, q, q, &w, &y, &err), LLM_ERR_RANK);
     ck_assert_int_eq(llm_tape_causal_attention(&tape, r3, q, q, &w, &y, &err), LLM_ERR_RANK);
     ck_assert_int_eq(llm_tape_causal_attention(&tape, q, w3, q, &w, &y, &err),
@@ -498,7 +499,7 @@ START_TEST(test_attention_refusals)
         count = tape.count;
         ck_assert_int_eq(llm_tape_causal_attention(&tape, h, h, k2, &w, &y, &err),
                          LLM_ERR_NONFINITE);
-        ck_assert_str_eq(err.stage, "tape.matmul");
+        ck_assert_str_eq(where(&err), "tape.causal_attention <- tape.matmul");
         ck_assert_uint_eq(tape.count, count);
         ck_assert(memcmp(&w, &wkept, sizeof w) == 0);
         ck_assert(memcmp(&y, &ykept, sizeof y) == 0);

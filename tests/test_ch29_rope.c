@@ -8,6 +8,7 @@
 #include "llm/tape.h"
 #include "llm/error.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 static const double fix_row[4] = {1, 0, 1, 0};
 
@@ -206,7 +207,7 @@ START_TEST(test_init_refusals)
     kept = r;
     ck_assert_int_eq(llm_rope_init(NULL, 4, 100, 8, LLM_ROPE_ADJACENT, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rope_init(&r, 3, 100, 8, LLM_ROPE_ADJACENT, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "rope.init");
+    ck_assert_str_eq(where(&err), "rope.init");
     ck_assert_ptr_nonnull(strstr(err.message, "3"));
     ck_assert_int_eq(llm_rope_init(&r, 0, 100, 8, LLM_ROPE_ADJACENT, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rope_init(&r, 4, 0.0, 8, LLM_ROPE_ADJACENT, &err), LLM_ERR_ARGUMENT);
@@ -240,7 +241,7 @@ START_TEST(test_apply_refusals)
     memset(&out, 0x3c, sizeof out);
     kept = out;
     ck_assert_int_eq(llm_rope_apply(&r, &x34, far, 3, &out, &err), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "rope.apply");
+    ck_assert_str_eq(where(&err), "rope.apply");
     ck_assert_ptr_nonnull(strstr(err.message, "position 8"));
     ck_assert_ptr_nonnull(strstr(err.message, "capacity 8"));
     ck_assert_int_eq(llm_rope_apply(&r, &x36, ok3, 2, &out, &err), LLM_ERR_SHAPE);
@@ -349,7 +350,7 @@ START_TEST(test_tape_refusals)
     memset(&y, 0x2d, sizeof y);
     kept = y;
     ck_assert_int_eq(llm_tape_rope(&tape, &r, a, 6, &y, &err), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "tape.rope");
+    ck_assert_str_eq(where(&err), "tape.rope");
     ck_assert_ptr_nonnull(strstr(err.message, "capacity is 8"));
     ck_assert_int_eq(llm_tape_rope(&tape, &r, a, 8, &y, &err), LLM_ERR_INDEX);
     ck_assert_int_eq(llm_tape_rope(&tape, &r, a, SIZE_MAX, &y, &err), LLM_ERR_INDEX);
@@ -390,7 +391,7 @@ START_TEST(test_a_rank_the_struct_cannot_hold)
     memset(&out, 0x5a, sizeof out);
     keep = out;
     ck_assert_int_eq(llm_rope_apply(&r, &bad, pos, 1, &out, &err), LLM_ERR_ARGUMENT);
-    ck_assert_str_eq(err.stage, "rope.apply");
+    ck_assert_str_eq(where(&err), "rope.apply");
     ck_assert(memcmp(&out, &keep, sizeof out) == 0);
     llm_rope_free(&r);
 }

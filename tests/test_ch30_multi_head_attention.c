@@ -10,6 +10,7 @@
 #include "llm/nn.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 #define MAXV 256
 
@@ -326,7 +327,7 @@ START_TEST(split_and_merge_refusals_record_nothing)
     memset(&out, 0x4b, sizeof out);
     kept = out;
     ck_assert_int_eq(llm_mha_split_heads(&tape, av, 0, &out, &err), LLM_ERR_CONFIG);
-    ck_assert_str_eq(err.stage, "mha.split");
+    ck_assert_str_eq(where(&err), "mha.split_heads");
     ck_assert_int_eq(llm_mha_split_heads(&tape, av, 4, &out, &err), LLM_ERR_CONFIG);
     ck_assert_ptr_nonnull(strstr(err.message, "4 heads"));
     ck_assert_int_eq(llm_mha_split_heads(&tape, bv, 2, &out, &err), LLM_ERR_RANK);
@@ -334,7 +335,7 @@ START_TEST(split_and_merge_refusals_record_nothing)
     ck_assert_int_eq(llm_mha_split_heads(NULL, av, 2, &out, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_mha_split_heads(&tape, av, 2, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_mha_merge_heads(&tape, av, &out, &err), LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "mha.merge");
+    ck_assert_str_eq(where(&err), "mha.merge_heads");
     ck_assert_int_eq(llm_mha_merge_heads(&tape, stale, &out, &err), LLM_ERR_TAPE);
     ck_assert_int_eq(llm_mha_merge_heads(&tape, av, NULL, &err), LLM_ERR_ARGUMENT);
     ck_assert_uint_eq(tape.count, count);
@@ -532,7 +533,7 @@ START_TEST(init_refusals_touch_neither_layer_list_nor_generator)
     kept = bad;
     count = l.ps.count;
     ck_assert_int_eq(llm_mha_init(&bad, &l.ps, "b", 4, 0, &rng, &err), LLM_ERR_CONFIG);
-    ck_assert_str_eq(err.stage, "mha.init");
+    ck_assert_str_eq(where(&err), "mha.init");
     ck_assert_int_eq(llm_mha_init(&bad, &l.ps, "b", 0, 2, &rng, &err), LLM_ERR_CONFIG);
     ck_assert_int_eq(llm_mha_init(&bad, &l.ps, "b", 4, 3, &rng, &err), LLM_ERR_CONFIG);
     ck_assert_ptr_nonnull(strstr(err.message, "3 heads"));
@@ -596,7 +597,7 @@ START_TEST(forward_refusals_come_before_the_first_node)
     tr_kept = tr;
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &wide, av, 0, &tr, &y, &err),
                      LLM_ERR_CONFIG);
-    ck_assert_str_eq(err.stage, "mha.forward");
+    ck_assert_str_eq(where(&err), "mha.forward");
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, bv, 0, &tr, &y, &err),
                      LLM_ERR_RANK);
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, cv, 0, &tr, &y, &err),
@@ -608,17 +609,17 @@ START_TEST(forward_refusals_come_before_the_first_node)
     /* the layer itself refuses a context that does not fit, before RoPE */
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, av, 4, &tr, &y, &err),
                      LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "mha.forward");
+    ck_assert_str_eq(where(&err), "mha.forward");
     ck_assert_ptr_nonnull(strstr(err.message, "6 positions"));
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, av, 6, &tr, &y, &err),
                      LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "mha.forward");
+    ck_assert_str_eq(where(&err), "mha.forward");
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, av, SIZE_MAX, &tr, &y,
                                      &err), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "mha.forward");
+    ck_assert_str_eq(where(&err), "mha.forward");
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, stale, 0, &tr, &y, &err),
                      LLM_ERR_TAPE);
-    ck_assert_str_eq(err.stage, "mha.forward");
+    ck_assert_str_eq(where(&err), "mha.forward");
     ck_assert_int_eq(llm_mha_forward(NULL, &l.ps, &tape, &l.rope, av, 0, &tr, &y, &err),
                      LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_mha_forward(&l.mha, NULL, &tape, &l.rope, av, 0, &tr, &y, &err),
@@ -680,7 +681,7 @@ START_TEST(forward_refusals_come_before_the_first_node)
         tr = tr_kept;
         ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &l.rope, ov, 0, &tr, &y, &err),
                          LLM_ERR_NONFINITE);
-        ck_assert_str_eq(err.stage, "tape.matmul");
+        ck_assert_str_eq(where(&err), "mha.forward <- tape.matmul");
         ck_assert_uint_eq(tape.count, count);
         ck_assert(memcmp(&y, &y_kept, sizeof y) == 0);
         ck_assert(memcmp(&tr, &tr_kept, sizeof tr) == 0);

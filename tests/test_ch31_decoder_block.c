@@ -10,6 +10,7 @@
 #include "llm/nn.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 #define GAMMA UINT64_C(0x9e3779b97f4a7c15)
 #define MAXN 64   /* room for T * max(D, F) and T * T values */
@@ -316,7 +317,7 @@ START_TEST(test_init_refusals_change_nothing)
     memset(&blk, 0x5a, sizeof blk);
     kept = blk;
     ck_assert_int_eq(llm_block_init(&blk, &ps, "c", 4, 0, 4, 0.0, &rng, &err), LLM_ERR_CONFIG);
-    ck_assert_str_eq(err.stage, "block.init");
+    ck_assert_str_eq(where(&err), "block.init");
     ck_assert_int_eq(llm_block_init(&blk, &ps, "c", 4, 3, 4, 0.0, &rng, &err), LLM_ERR_CONFIG);
     ck_assert_ptr_nonnull(strstr(err.message, "do not divide"));
     ck_assert_int_eq(llm_block_init(&blk, &ps, "c", 6, 2, 4, 0.0, &rng, &err), LLM_ERR_CONFIG);
@@ -520,7 +521,7 @@ START_TEST(test_forward_refusals_record_nothing)
     bt_kept = bt;
     ck_assert_int_eq(llm_block_forward(&blk, &ps, &tape, &rope, v2, 0, &bt, &y, &err),
                      LLM_ERR_RANK);
-    ck_assert_str_eq(err.stage, "block.forward");
+    ck_assert_str_eq(where(&err), "block.forward");
     ck_assert_int_eq(llm_block_forward(&blk, &ps, &tape, &rope, v5, 0, &bt, &y, &err),
                      LLM_ERR_SHAPE);
     ck_assert_int_eq(llm_block_forward(&blk, &ps, &tape, &rope, v3, 4, &bt, &y, &err),
@@ -558,7 +559,7 @@ START_TEST(test_forward_refusals_record_nothing)
         down[1] = NAN;
         ck_assert_int_eq(llm_block_forward(&blk, &ps, &tape, &rope, v3, 0, &bt, &y, &err),
                          LLM_ERR_NONFINITE);
-        ck_assert_str_eq(err.stage, "tape.leaf");
+        ck_assert_str_eq(where(&err), "block.forward <- tape.leaf");
         ck_assert_uint_eq(tape.count, nodes);
         ck_assert(memcmp(&y, &y_kept, sizeof y) == 0);
         ck_assert(memcmp(&bt, &bt_kept, sizeof bt) == 0);
@@ -572,7 +573,7 @@ START_TEST(test_forward_refusals_record_nothing)
     nodes = tape.count;
     ck_assert_int_eq(llm_block_forward(&blk, &ps, &tape, &rope, stale, 0, &bt, &y, &err),
                      LLM_ERR_TAPE);
-    ck_assert_str_eq(err.stage, "block.forward");
+    ck_assert_str_eq(where(&err), "block.forward <- tape.value");
     ck_assert_uint_eq(tape.count, nodes);
     llm_tape_free(&tape);
     llm_tensor_free(&x2);

@@ -12,6 +12,7 @@
 #include "llm/tape.h"
 #include "llm/tensor.h"
 #include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
+#include "support.h"
 
 static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6};
 static const size_t fix_ids[3] = {0, 1, 2}, fix_targets[3] = {1, 2, 3};
@@ -436,7 +437,7 @@ START_TEST(test_init_refusals)
         default: cfg.eps = bad[i].value; break;
         }
         ck_assert_int_eq(llm_decoder_init(&dec, &ps, &cfg, &rng, &err), LLM_ERR_CONFIG);
-        ck_assert_str_eq(err.stage, "decoder.init");
+        ck_assert_str_eq(where(&err), "decoder.init");
         ck_assert(memcmp(&dec, &kept, sizeof dec) == 0);
         ck_assert(memcmp(&rng, &rng_kept, sizeof rng) == 0);
         ck_assert_uint_eq(ps.count, 0);
@@ -476,7 +477,7 @@ static void refused(model *m, llm_params *ps, const size_t *ids, size_t batch, s
     z_kept = z;
     ck_assert_int_eq(llm_decoder_forward(&m->dec, ps, &m->tape, ids, batch, T, offset, h, &z,
                                          &err), want);
-    ck_assert_str_eq(err.stage, "decoder.forward");
+    ck_assert_str_eq(where(&err), "decoder.forward");
     ck_assert_uint_eq(m->tape.count, count);
     ck_assert(memcmp(h, h_kept, sizeof h) == 0 && memcmp(&z, &z_kept, sizeof z) == 0);
 }
@@ -497,12 +498,12 @@ static void fails_midway(model *m, const char *stage)
     l_kept = l;
     ck_assert_int_eq(llm_decoder_forward(&m->dec, &m->ps, &m->tape, fix_ids, 1, 3, 0, h, &z,
                                          &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, stage);
+    ck_assert_str_eq(first_stage(&err), stage);
     ck_assert_uint_eq(m->tape.count, count);
     ck_assert(memcmp(h, h_kept, sizeof h) == 0 && memcmp(&z, &z_kept, sizeof z) == 0);
     ck_assert_int_eq(llm_decoder_loss(&m->dec, &m->ps, &m->tape, fix_ids, fix_targets, 1, 3,
                                       &z, &l, &err), LLM_ERR_NONFINITE);
-    ck_assert_str_eq(err.stage, stage);
+    ck_assert_str_eq(first_stage(&err), stage);
     ck_assert_uint_eq(m->tape.count, count);
     ck_assert(memcmp(&z, &z_kept, sizeof z) == 0 && memcmp(&l, &l_kept, sizeof l) == 0);
 }
@@ -591,7 +592,7 @@ START_TEST(test_loss_refusals)
     count = m.tape.count;
     ck_assert_int_eq(llm_decoder_loss(&m.dec, &m.ps, &m.tape, fix_ids, bad_target, 1, 3, &z,
                                       &l, &err), LLM_ERR_TARGET);
-    ck_assert_str_eq(err.stage, "decoder.loss");
+    ck_assert_str_eq(where(&err), "decoder.loss");
     ck_assert_ptr_nonnull(strstr(err.message, "[0, 1]"));
     ck_assert_int_eq(llm_decoder_loss(&m.dec, &m.ps, &m.tape, fix_ids, NULL, 1, 3, &z, &l,
                                       &err), LLM_ERR_ARGUMENT);

@@ -90,8 +90,9 @@ int llm_demo_ok(const char *demo, llm_status st, const llm_error *err)
 {
     if (st == LLM_OK)
         return 1;
+    char where[100];
     fprintf(stderr, "%s: unexpected %s error in %s: %s\n", demo,
-            llm_status_name(st), err != NULL ? err->stage : "?",
+            llm_status_name(st), llm_error_where(where, sizeof where, err),
             err != NULL ? err->message : "");
     return 0;
 }
@@ -102,10 +103,11 @@ void llm_demo_refusal_cells(llm_trace *trace, const char *cells,
 {
     const int ok = st == LLM_OK || err == NULL;
     const char *code = llm_status_name(st);
-    const char *stage = ok ? "accepted" : err->stage;
+    char where[100];
+    const char *stage = ok ? "accepted" : llm_error_where(where, sizeof where, err);
     const char *message = ok ? "accepted" : err->message;
     const char *row[8];
-    char both[128];
+    char both[160];
     size_t n = 0;
     printf("reject %s: %s (%s)\n", what, code, stage);
     snprintf(both, sizeof both, "%s (`%s`)", code, stage);

@@ -42,7 +42,7 @@ llm_status llm_adamw_init(llm_adamw *opt, const llm_params *ps,
                         "are required");
     st = adamw_config_check(config, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "adamw.init");
     memset(&a, 0, sizeof a);
     a.moments = llm_calloc(ps->count > 0 ? ps->count : 1, sizeof *a.moments);
     if (a.moments == NULL)
@@ -59,7 +59,7 @@ llm_status llm_adamw_init(llm_adamw *opt, const llm_params *ps,
             st = llm_tensor_zeros(&mo->v, value->rank, value->shape, err);
         if (st != LLM_OK) {
             llm_adamw_free(&a);
-            return st;
+            return llm_pass(err, st, "adamw.init");
         }
     }
     a.config = *config;
@@ -117,10 +117,10 @@ llm_status llm_norm_accumulate(double *scale, double *ss, double x,
                                llm_error *err)
 {
     if (scale == NULL || ss == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "norm.accumulate",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "optim.norm_accumulate",
                         "a scale and a scaled sum are required");
     if (!isfinite(x))
-        return llm_fail(err, LLM_ERR_NONFINITE, "norm.accumulate",
+        return llm_fail(err, LLM_ERR_NONFINITE, "optim.norm_accumulate",
                         "the value %g is not finite", x);
     adamw_accumulate(scale, ss, x);
     return LLM_OK;
@@ -133,10 +133,10 @@ llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm,
     double scale = 0.0, ss = 0.0, root;
     size_t i, j, idx[LLM_MAX_RANK];
     if (ps == NULL || norm == NULL || multiplier == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "grad.clip",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "optim.grad_clip_multiplier",
                         "a parameter list, a norm and a multiplier are required");
     if (!(max_norm > 0.0) || !isfinite(max_norm))
-        return llm_fail(err, LLM_ERR_ARGUMENT, "grad.clip",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "optim.grad_clip_multiplier",
                         "the maximum norm must be positive and finite, got %g",
                         max_norm);
     for (i = 0; i < ps->count; i++) {
@@ -145,7 +145,7 @@ llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm,
         for (j = 0; j < g->size; j++) {
             const double x = g->data[adamw_at(g, idx)];
             if (!isfinite(x))
-                return llm_fail(err, LLM_ERR_NONFINITE, "grad.clip",
+                return llm_fail(err, LLM_ERR_NONFINITE, "optim.grad_clip_multiplier",
                                 "the gradient of \"%s\" at coordinate %zu is %g",
                                 ps->items[i].name, j, x);
             adamw_accumulate(&scale, &ss, x);
@@ -298,7 +298,7 @@ llm_status llm_adamw_step(llm_adamw *opt, llm_params *ps, llm_grad_multiplier mu
     if (st == LLM_OK)
         st = adamw_sweep(opt, ps, mu, lr, 0, err);      /* check, write nothing */
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "adamw.step");
     adamw_sweep(opt, ps, mu, lr, 1, err);          /* the same terms, written */
     opt->p1 *= opt->config.beta1;
     opt->p2 *= opt->config.beta2;

@@ -43,7 +43,7 @@ llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     llm_error why;
     llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.softmax");
     x = &tape->nodes[a.id].value;
     if (x->rank == 0)
         return llm_fail(err, LLM_ERR_AXIS, stage, "a scalar has no axis to normalise");
@@ -53,8 +53,8 @@ llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     node.arg[0] = a.id;
     st = llm_softmax(&node.value, x, x->rank - 1, &why);
     if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
-    return llm_tape_append(tape, node, out, stage, err);
+        return llm_fail_from(err, &why, stage, "%s", why.message);
+    return llm_pass(err, llm_tape_append(tape, node, out, stage, err), "tape.softmax");
 }
 
 /* One operand's handle, named q, k or v in the message: of this
@@ -165,12 +165,13 @@ static llm_status attend(llm_tape *tape, llm_var q, llm_var k, llm_var v, size_t
 llm_status llm_tape_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                               llm_var *weights, llm_var *out, llm_error *err)
 {
-    const char *stage = "attention";
+    const char *stage = "tape.attention";
     size_t d = 0;
     llm_status st = attention_check(tape, q, k, v, out, stage, &d, err);
     if (st != LLM_OK)
-        return st;
-    return attend(tape, q, k, v, d, llm_tape_softmax, weights, out, err);
+        return llm_pass(err, st, "tape.attention");
+    return llm_pass(err, attend(tape, q, k, v, d, llm_tape_softmax, weights, out, err),
+                    "tape.attention");
 }
 
 /* y[0 .. n-1] = the softmax of the n visible scores x[0], x[step], ...,
@@ -257,7 +258,7 @@ llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
     size_t r;
     llm_status st = llm_tape_check(tape, 1, &scores, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.causal_softmax");
     x = &tape->nodes[scores.id].value;
     r = x->rank;
     if (r < 2)
@@ -268,28 +269,30 @@ llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
                         "%zu queries cannot be the last positions of %zu keys",
                         x->shape[r - 2], x->shape[r - 1]);
     if ((st = causal_check_finite(x, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.causal_softmax");
     memset(&node, 0, sizeof node);
     node.op = &causal_softmax_op;
     node.nargs = 1;
     node.arg[0] = scores.id;
     if ((st = causal_normalise(x, &node.value, &why)) != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
-    return llm_tape_append(tape, node, out, stage, err);
+        return llm_fail_from(err, &why, stage, "%s", why.message);
+    return llm_pass(err, llm_tape_append(tape, node, out, stage, err),
+                    "tape.causal_softmax");
 }
 llm_status llm_tape_causal_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                                      llm_var *weights, llm_var *out, llm_error *err)
 {
-    const char *stage = "causal_attention";
+    const char *stage = "tape.causal_attention";
     size_t d = 0, r, tq, tk;
     llm_status st = attention_check(tape, q, k, v, out, stage, &d, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.causal_attention");
     r = tape->nodes[q.id].value.rank;
     tq = tape->nodes[q.id].value.shape[r - 2];
     tk = tape->nodes[k.id].value.shape[r - 2];
     if (tk < tq)
         return llm_fail(err, LLM_ERR_SHAPE, stage,
                         "%zu queries cannot be the last positions of %zu keys", tq, tk);
-    return attend(tape, q, k, v, d, llm_tape_causal_softmax, weights, out, err);
+    return llm_pass(err, attend(tape, q, k, v, d, llm_tape_causal_softmax, weights, out, err),
+                    "tape.causal_attention");
 }

@@ -32,7 +32,7 @@ llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, si
     if (blk == NULL || ps == NULL || prefix == NULL || rng == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "blk, ps, prefix and rng are required");
     if ((st = block_check_config(d_model, n_heads, d_ff, eps, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "block.init");
     for (i = 0; i < 4; i++)
         if (snprintf(name[i], sizeof name[i], "%s.%s", prefix, part[i]) >=
             (int)sizeof name[i])
@@ -50,7 +50,7 @@ llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, si
     if (st != LLM_OK) {
         llm_params_truncate(ps, count);
         *rng = saved;
-        return st;
+        return llm_pass(err, st, "block.init");
     }
     *blk = b;
     return LLM_OK;
@@ -69,7 +69,7 @@ static llm_status block_check_input(const llm_block *blk, const llm_tape *tape,
                         "the rope turns heads of width %zu, the block's heads are %zu wide",
                         rope->head_dim, blk->attention.head_dim);
     if (llm_tape_value(tape, x, &t, &why) != LLM_OK)
-        return llm_fail(err, why.code, stage, "x: %s", why.message);
+        return llm_fail_from(err, &why, stage, "x: %s", why.message);
     if (t->rank != 3)
         return llm_fail(err, LLM_ERR_RANK, stage, "x has shape %s; a block needs [B, T, %zu]",
                         llm_fmt_sizes(buf, sizeof buf, t->shape, t->rank), d);
@@ -96,7 +96,7 @@ llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tap
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "blk, ps, tape, rope and y are required");
     if ((st = block_check_input(blk, tape, rope, x, offset, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "block.forward");
     mark = llm_tape_mark(tape);
     st = llm_rmsnorm_forward(&blk->attention_norm, ps, tape, x, &r.attention_in, err);
     if (st == LLM_OK)
@@ -112,7 +112,7 @@ llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tap
         st = llm_residual_add(tape, r.mid, r.ffn_out, &out, err);
     if (st != LLM_OK) {
         llm_tape_rewind(tape, mark, NULL);    /* the stages before the failure go */
-        return st;
+        return llm_pass(err, st, "block.forward");
     }
     if (trace != NULL)
         *trace = r;

@@ -41,7 +41,7 @@ llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "the parameter list must be empty; it holds %zu", ps->count);
     if ((st = config_check(cfg, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "decoder.init");
     memset(&d, 0, sizeof d);
     d.config = *cfg;
     if (cfg->n_layers > 0) {
@@ -68,7 +68,7 @@ llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_
         llm_rope_free(&d.rope);
         free(d.blocks);
         *rng = saved;
-        return st;
+        return llm_pass(err, st, "decoder.init");
     }
     *dec = d;
     return LLM_OK;
@@ -177,7 +177,7 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "dec, ps, tape and logits are required");
     if ((st = inputs_check(dec, ps, ids, batch, T, offset, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "decoder.forward");
     L = dec->config.n_layers;
     if (hidden != NULL && (h = llm_malloc((L + 2) * sizeof *h)) == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, stage, "no room for %zu handles", L + 2);
@@ -204,7 +204,7 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
     free(h);
     if (st != LLM_OK) {
         llm_tape_rewind(tape, mark, NULL);    /* every layer recorded so far goes */
-        return st;
+        return llm_pass(err, st, "decoder.forward");
     }
     *logits = out;
     return LLM_OK;
@@ -220,7 +220,7 @@ llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *ta
     if (dec == NULL || ps == NULL || tape == NULL || loss == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "dec, ps, tape and loss are required");
     if ((st = inputs_check(dec, ps, ids, batch, T, 0, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "decoder.loss");
     if (targets == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no targets");
     for (i = 0; i < batch * T; i++)
@@ -234,7 +234,7 @@ llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *ta
         st = llm_tape_nll_mean(tape, z, targets, batch * T, &l, err);
     if (st != LLM_OK) {
         llm_tape_rewind(tape, mark, NULL);    /* the forward pass goes too */
-        return st;
+        return llm_pass(err, st, "decoder.loss");
     }
     if (logits != NULL)
         *logits = z;

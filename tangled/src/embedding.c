@@ -10,10 +10,10 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
     llm_param *p;
     size_t i;
     if (tape == NULL || ps == NULL || out == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.leaf",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "param.leaf",
                         "a tape, a parameter list and an output are required");
     if (index >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.leaf",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "param.leaf",
                         "parameter %zu of a list of %zu", index, ps->count);
     p = &ps->items[index];
     if (tape->epoch != 0 && !tape->released)      /* else llm_tape_leaf refuses */
@@ -26,7 +26,8 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
                 return LLM_OK;
             }
         }
-    return llm_tape_leaf(tape, &p->value, &p->grad, out, err);
+    return llm_pass(err, llm_tape_leaf(tape, &p->value, &p->grad, out, err),
+                    "param.leaf");
 }
 llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *prefix,
                               size_t vocab, size_t width, llm_rng *rng,
@@ -50,7 +51,7 @@ llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *pr
                         prefix, LLM_PARAM_NAME_MAX - 1);
     st = llm_params_add_xavier(ps, name, vocab, width, rng, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "embedding.init");
     emb->weight = ps->count - 1;
     emb->vocab = vocab;
     emb->width = width;
@@ -85,7 +86,7 @@ llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
                         "%d axes)", rank, LLM_MAX_RANK - 1);
     st = llm_row_major(rank, shape, stride, &count, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "embedding.forward");
     if (ids == NULL && count > 0)
         return llm_fail(err, LLM_ERR_ARGUMENT, "embedding.forward",
                         "%zu IDs were promised, none given", count);
@@ -97,9 +98,9 @@ llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
     mark = llm_tape_mark(tape);
     st = llm_param_leaf(tape, ps, emb->weight, &table, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "embedding.forward");
     st = llm_tape_gather(tape, table, ids, rank, shape, x, err);
     if (st != LLM_OK)
         llm_tape_rewind(tape, mark, NULL);    /* a new leaf goes, a found one stays */
-    return st;
+    return llm_pass(err, st, "embedding.forward");
 }

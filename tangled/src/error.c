@@ -34,6 +34,7 @@ llm_status llm_fail(llm_error *err, llm_status code, const char *stage,
         va_list ap;
         err->code = code;
         snprintf(err->stage, sizeof err->stage, "%s", stage != NULL ? stage : "");
+        err->cause[0] = '\0';
         err->message[0] = '\0';
         if (fmt != NULL) {
             va_start(ap, fmt);
@@ -42,6 +43,53 @@ llm_status llm_fail(llm_error *err, llm_status code, const char *stage,
         }
     }
     return code;
+}
+
+llm_status llm_fail_from(llm_error *err, const llm_error *why, const char *stage,
+                         const char *fmt, ...)
+{
+    const llm_status code = why != NULL ? why->code : LLM_ERR_ARGUMENT;
+    if (err != NULL) {
+        va_list ap;
+        char first[sizeof err->cause] = "";
+        if (why != NULL)
+            snprintf(first, sizeof first, "%s", why->cause[0] != '\0' ? why->cause
+                                                                       : why->stage);
+        err->code = code;
+        snprintf(err->stage, sizeof err->stage, "%s", stage != NULL ? stage : "");
+        snprintf(err->cause, sizeof err->cause, "%s",
+                 strcmp(first, err->stage) != 0 ? first : "");
+        err->message[0] = '\0';
+        if (fmt != NULL) {
+            va_start(ap, fmt);
+            vsnprintf(err->message, sizeof err->message, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return code;
+}
+
+llm_status llm_pass(llm_error *err, llm_status code, const char *stage)
+{
+    if (code == LLM_OK || err == NULL || stage == NULL || strcmp(err->stage, stage) == 0)
+        return code;
+    if (err->cause[0] == '\0')
+        memcpy(err->cause, err->stage, sizeof err->cause);
+    snprintf(err->stage, sizeof err->stage, "%s", stage);
+    return code;
+}
+
+char *llm_error_where(char *buf, size_t size, const llm_error *err)
+{
+    if (buf == NULL || size == 0)
+        return buf;
+    if (err == NULL)
+        snprintf(buf, size, "?");
+    else if (err->cause[0] == '\0')
+        snprintf(buf, size, "%s", err->stage);
+    else
+        snprintf(buf, size, "%s <- %s", err->stage, err->cause);
+    return buf;
 }
 
 const char *llm_status_name(llm_status code)

@@ -40,15 +40,15 @@ llm_status llm_xavier_uniform(llm_tensor *out, size_t fan_in, size_t fan_out,
     size_t i;
     llm_status st;
     if (out == NULL || rng == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "init.xavier",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.xavier_uniform",
                         "an output tensor and a generator are required");
     if (fan_in == 0 || fan_out == 0)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "init.xavier",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.xavier_uniform",
                         "a [%zu, %zu] matrix has no weights: both fans must be "
                         "positive", fan_in, fan_out);
     st = llm_tensor_zeros(&w, 2, shape, NULL);
     if (st != LLM_OK)
-        return llm_fail(err, st, "init.xavier", "a [%zu, %zu] matrix %s", fan_in,
+        return llm_fail(err, st, "params.xavier_uniform", "a [%zu, %zu] matrix %s", fan_in,
                         fan_out, st == LLM_ERR_ALLOC ? "cannot be allocated"
                                                      : "has too many elements");
     limit = sqrt(6.0 / (double)(fan_in + fan_out));
@@ -99,31 +99,31 @@ llm_status llm_param_name_check(const char *name, llm_error *err)
 {
     size_t i, segment = 0;           /* length of the segment being read */
     if (name == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.name", "no name");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "param.name_check", "no name");
     for (i = 0; name[i] != '\0'; i++) {
         unsigned char c = (unsigned char)name[i];
         if (i == LLM_PARAM_NAME_MAX - 1)
-            return llm_fail(err, LLM_ERR_NAME, "params.name",
+            return llm_fail(err, LLM_ERR_NAME, "param.name_check",
                             "a name has at most %d characters", LLM_PARAM_NAME_MAX - 1);
         if (c == '.' && segment == 0)
-            return llm_fail(err, LLM_ERR_NAME, "params.name",
+            return llm_fail(err, LLM_ERR_NAME, "param.name_check",
                             "empty segment before the '.' at position %zu", i);
         if (c == '.')
             segment = 0;
         else if (name_char((char)c))
             segment++;
         else if (c >= ' ' && c < 127)
-            return llm_fail(err, LLM_ERR_NAME, "params.name",
+            return llm_fail(err, LLM_ERR_NAME, "param.name_check",
                             "'%c' at position %zu is not a-z, 0-9, _ or .", c, i);
         else
-            return llm_fail(err, LLM_ERR_NAME, "params.name",
+            return llm_fail(err, LLM_ERR_NAME, "param.name_check",
                             "byte 0x%02x at position %zu is not a-z, 0-9, _ or .",
                             (unsigned)c, i);
     }
     if (i == 0)
-        return llm_fail(err, LLM_ERR_NAME, "params.name", "the name is empty");
+        return llm_fail(err, LLM_ERR_NAME, "param.name_check", "the name is empty");
     if (segment == 0)
-        return llm_fail(err, LLM_ERR_NAME, "params.name",
+        return llm_fail(err, LLM_ERR_NAME, "param.name_check",
                         "empty segment after the '.' at position %zu", i - 1);
     return LLM_OK;
 }
@@ -144,7 +144,7 @@ llm_status llm_params_find(const llm_params *ps, const char *name, size_t *index
                     "no parameter is named '%.63s'", name);
 }
 static llm_status check_new_name(const llm_params *ps, const char *name,
-                                 llm_error *err)
+                                 const char *stage, llm_error *err)
 {
     size_t i;
     llm_status st = llm_param_name_check(name, err);
@@ -152,19 +152,19 @@ static llm_status check_new_name(const llm_params *ps, const char *name,
         return st;
     for (i = 0; i < ps->count; i++)
         if (strcmp(ps->items[i].name, name) == 0)
-            return llm_fail(err, LLM_ERR_NAME, "params.add",
+            return llm_fail(err, LLM_ERR_NAME, stage,
                             "'%s' is already taken by parameter %zu", name, i);
     return LLM_OK;
 }
 static llm_status append(llm_params *ps, const char *name, llm_tensor *value,
-                         int decay, llm_error *err)
+                         int decay, const char *stage, llm_error *err)
 {
     llm_tensor grad;
     llm_param *p;
     llm_status st = llm_tensor_zeros(&grad, value->rank, value->shape, NULL);
     if (st != LLM_OK) {
         llm_tensor_free(value);
-        return llm_fail(err, st, "params.add", "no room for the gradient of '%s'", name);
+        return llm_fail(err, st, stage, "no room for the gradient of '%s'", name);
     }
     if (ps->count == ps->capacity) {
         size_t capacity = ps->capacity > 0 ? 2 * ps->capacity : 8;
@@ -174,7 +174,7 @@ static llm_status append(llm_params *ps, const char *name, llm_tensor *value,
         if (items == NULL) {
             llm_tensor_free(value);
             llm_tensor_free(&grad);
-            return llm_fail(err, LLM_ERR_ALLOC, "params.add",
+            return llm_fail(err, LLM_ERR_ALLOC, stage,
                             "no room for parameter %zu", ps->count);
         }
         ps->items = items;
@@ -195,18 +195,18 @@ llm_status llm_params_add_xavier(llm_params *ps, const char *name, size_t fan_in
     llm_rng trial;
     llm_status st;
     if (ps == NULL || rng == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.add",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.add_xavier",
                         "a parameter list and a generator are required");
-    st = check_new_name(ps, name, err);
+    st = check_new_name(ps, name, "params.add_xavier", err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "params.add_xavier");
     trial = *rng;
     st = llm_xavier_uniform(&value, fan_in, fan_out, &trial, err);
     if (st != LLM_OK)
-        return st;
-    st = append(ps, name, &value, 1, err);
+        return llm_pass(err, st, "params.add_xavier");
+    st = append(ps, name, &value, 1, "params.add_xavier", err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "params.add_xavier");
     *rng = trial;
     return LLM_OK;
 }
@@ -218,24 +218,25 @@ llm_status llm_params_add_const(llm_params *ps, const char *name, size_t rank,
     llm_tensor t;
     llm_status st;
     if (ps == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.add", "no parameter list");
-    st = check_new_name(ps, name, err);
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.add_const", "no parameter list");
+    st = check_new_name(ps, name, "params.add_const", err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "params.add_const");
     if (!isfinite(value))
-        return llm_fail(err, LLM_ERR_NONFINITE, "params.add",
+        return llm_fail(err, LLM_ERR_NONFINITE, "params.add_const",
                         "the constant for '%s' is %s", name,
                         value != value ? "NaN" : value > 0 ? "+inf" : "-inf");
     st = llm_row_major(rank, shape, stride, &size, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "params.add_const");
     if (size == 0)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.add",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.add_const",
                         "'%s' would have no elements", name);
     st = llm_tensor_zeros(&t, rank, shape, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "params.add_const");
     for (i = 0; i < t.size; i++)
         t.data[i] = value;
-    return append(ps, name, &t, decay != 0, err);
+    return llm_pass(err, append(ps, name, &t, decay != 0, "params.add_const", err),
+                    "params.add_const");
 }

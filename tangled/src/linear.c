@@ -37,7 +37,7 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
                         "positive", prefix, d_in, d_out);
     st = layer_name(wname, prefix, "weight", err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "linear.init");
     (void)layer_name(bname, prefix, "bias", err);         /* shorter: it fits */
     start = ps->count;
     trial = *rng;
@@ -46,7 +46,7 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
         st = llm_params_add_const(ps, bname, 1, bshape, 0.0, 0, err);
     if (st != LLM_OK) {
         llm_params_truncate(ps, start);
-        return st;
+        return llm_pass(err, st, "linear.init");
     }
     made.d_in = d_in;
     made.d_out = d_out;
@@ -95,7 +95,7 @@ llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *t
     if (st == LLM_OK)
         st = llm_tape_value(tape, x, &xv, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "linear.forward");
     rank = xv->rank;
     if (rank == 0)
         return llm_fail(err, LLM_ERR_RANK, "linear.forward",

@@ -44,7 +44,7 @@ llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "mha, ps, prefix and rng are required");
     if ((st = llm_mha_check_heads(d_model, n_heads, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "mha.init");
     if (snprintf(name, sizeof name, "%s.output", prefix) >= (int)sizeof name)
         return llm_fail(err, LLM_ERR_NAME, stage, "the prefix '%.40s...' is too long",
                         prefix);
@@ -59,7 +59,7 @@ llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t
     if (st != LLM_OK) {
         llm_params_truncate(ps, count);
         *rng = saved;
-        return st;
+        return llm_pass(err, st, "mha.init");
     }
     *mha = m;
     return LLM_OK;
@@ -67,7 +67,7 @@ llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t
 llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_var *out,
                                llm_error *err)
 {
-    const char *stage = "mha.split";
+    const char *stage = "mha.split_heads";
     const llm_tensor *t;
     size_t shape[4], mark;
     llm_var r;
@@ -75,7 +75,7 @@ llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_va
     if (tape == NULL || out == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "tape and out are required");
     if ((st = tape_operand(tape, x, "x", stage, &t, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "mha.split_heads");
     if (t->rank != 3)
         return llm_fail(err, LLM_ERR_RANK, stage, "x must be [B, T, D], not of rank %zu",
                         t->rank);
@@ -94,12 +94,12 @@ llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_va
         *out = r;
     else
         llm_tape_rewind(tape, mark, NULL);
-    return st;
+    return llm_pass(err, st, "mha.split_heads");
 }
 
 llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_error *err)
 {
-    const char *stage = "mha.merge";
+    const char *stage = "mha.merge_heads";
     const llm_tensor *t;
     size_t shape[3], mark;
     llm_var r;
@@ -107,7 +107,7 @@ llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_erro
     if (tape == NULL || out == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "tape and out are required");
     if ((st = tape_operand(tape, x, "x", stage, &t, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "mha.merge_heads");
     if (t->rank != 4)
         return llm_fail(err, LLM_ERR_RANK, stage,
                         "x must be [B, H, T, dh], not of rank %zu", t->rank);
@@ -125,7 +125,7 @@ llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_erro
         *out = r;
     else
         llm_tape_rewind(tape, mark, NULL);
-    return st;
+    return llm_pass(err, st, "mha.merge_heads");
 }
 llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
                            const llm_rope *rope, llm_var x, size_t offset,
@@ -194,7 +194,7 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
         st = llm_linear_forward(&mha->output, ps, tape, r.concat, &out, err);
     if (st != LLM_OK) {
         llm_tape_rewind(tape, mark, NULL);    /* no handle of this call escaped */
-        return st;
+        return llm_pass(err, st, "mha.forward");
     }
     if (trace != NULL)
         *trace = r;

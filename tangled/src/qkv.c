@@ -36,7 +36,7 @@ llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
                         prefix, d_model, d_k);
     st = check_prefix(prefix, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "qkv.init");
     lin[0] = &made.query;
     lin[1] = &made.key;
     lin[2] = &made.value;
@@ -48,7 +48,7 @@ llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
     }
     if (st != LLM_OK) {
         llm_params_truncate(ps, start);
-        return st;
+        return llm_pass(err, st, "qkv.init");
     }
     made.d_model = d_model;
     made.d_k = d_k;
@@ -96,7 +96,7 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
     if (st == LLM_OK)
         st = llm_tape_value(tape, x, &xv, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "qkv.forward");
     if (xv->rank == 0)
         return llm_fail(err, LLM_ERR_RANK, "qkv.forward",
                         "x is a scalar; the projections need x [..., %zu]", qkv->d_model);
@@ -112,7 +112,7 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
         st = llm_linear_forward(&qkv->value, ps, tape, x, &out[2], err);
     if (st != LLM_OK) {
         llm_tape_rewind(tape, mark, NULL);    /* the query and key go too */
-        return st;
+        return llm_pass(err, st, "qkv.forward");
     }
     *q = out[0];
     *k = out[1];

@@ -29,7 +29,7 @@ llm_status llm_rmsnorm_init(llm_rmsnorm *norm, llm_params *ps, const char *prefi
                         prefix, LLM_PARAM_NAME_MAX - 1);
     st = llm_params_add_const(ps, name, 1, &width, 1.0, 0, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "rmsnorm.init");
     norm->width = width;
     norm->eps = eps;
     norm->gain = ps->count - 1;
@@ -107,7 +107,7 @@ llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape
     if (st == LLM_OK)
         st = llm_tensor_zeros(&eps, 0, NULL, err);             /* a scalar: eps */
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "rmsnorm.forward");
     eps.data[0] = norm->eps;
     last = xv->rank - 1;                      /* copied: xv dies at the next record */
     mark = llm_tape_mark(tape);
@@ -131,7 +131,7 @@ llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape
     llm_tensor_free(&eps);
     if (st != LLM_OK) {
         llm_tape_rewind(tape, mark, NULL);    /* the nodes before the failure go */
-        return st;
+        return llm_pass(err, st, "rmsnorm.forward");
     }
     *y = out;
     return LLM_OK;

@@ -48,8 +48,8 @@ llm_status llm_rope_init(llm_rope *rope, size_t head_dim, double base, size_t ca
     shape[0] = capacity;
     shape[1] = half;
     if (llm_row_major(2, shape, stride, &n, &why) != LLM_OK)
-        return llm_fail(err, LLM_ERR_OVERFLOW, stage, "tables of %zu x %zu: %s", capacity,
-                        half, why.message);
+        return llm_fail_from(err, &why, stage, "tables of %zu x %zu: %s", capacity,
+                             half, why.message);
     r.head_dim = head_dim;
     r.base = base;
     r.capacity = capacity;
@@ -134,7 +134,7 @@ static llm_status rope_rotate(const llm_rope *rope, const llm_tensor *x,
     size_t d = rope->head_dim, half = d / 2, T = x->shape[x->rank - 2], rows, n, m;
     llm_status st = llm_tensor_copy(&y, x, &why);
     if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
+        return llm_fail_from(err, &why, stage, "%s", why.message);
     rows = y.size / d;
     for (n = 0; n < rows; n++) {
         m = positions != NULL ? positions[n % T] : offset + n % T;
@@ -153,7 +153,7 @@ llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x, const size_
     if (rope == NULL || x == NULL || out == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "a rope, x and an output are required");
     if ((st = rope_check_shape(rope, x, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "rope.apply");
     T = x->shape[x->rank - 2];
     if (npos != T)
         return llm_fail(err, LLM_ERR_SHAPE, stage, "%zu positions for %zu rows", npos, T);
@@ -165,7 +165,8 @@ llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x, const size_
                             "position %zu (row %zu) is beyond the capacity %zu "
                             "(positions 0..%zu)", positions[t], t, rope->capacity,
                             rope->capacity - 1);
-    return rope_rotate(rope, x, positions, 0, out, stage, err);
+    return llm_pass(err, rope_rotate(rope, x, positions, 0, out, stage, err),
+                    "rope.apply");
 }
 typedef struct rope_attr {
     double base;                 /* the rope's base */
@@ -207,12 +208,12 @@ llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t
     size_t T, i;
     llm_status st = llm_tape_check(tape, 1, &x, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.rope");
     if (rope == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "a rope is required");
     t = &tape->nodes[x.id].value;
     if ((st = rope_check_shape(rope, t, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.rope");
     T = t->shape[t->rank - 2];
     if (T > 0 && (offset >= rope->capacity || T > rope->capacity - offset))
         return llm_fail(err, LLM_ERR_INDEX, stage,
@@ -225,7 +226,7 @@ llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t
     node.nargs = 1;
     node.arg[0] = x.id;
     if ((st = rope_rotate(rope, t, NULL, offset, &node.value, stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.rope");
     for (i = 0; i < node.value.size; i++)
         if (!isfinite(node.value.data[i])) {
             llm_tape_discard(tape, &node);
@@ -234,11 +235,11 @@ llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t
         }
     if ((st = llm_tape_attr(tape, &node, sizeof *at, stage, err)) != LLM_OK) {
         llm_tape_discard(tape, &node);
-        return st;
+        return llm_pass(err, st, "tape.rope");
     }
     at = node.attr;
     at->base = rope->base;
     at->first = offset;
     at->pairing = rope->pairing;
-    return llm_tape_append(tape, node, out, stage, err);
+    return llm_pass(err, llm_tape_append(tape, node, out, stage, err), "tape.rope");
 }

@@ -119,42 +119,48 @@ llm_status llm_stape_leaf(llm_stape *tape, double value, size_t *out, llm_error 
     llm_snode node;
     llm_status st = check_operands(tape, 0, NULL, out, "stape.leaf", err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "stape.leaf");
     memset(&node, 0, sizeof node);
     node.op = LLM_SOP_LEAF;
     node.value = value;
-    return record(tape, node, out, "stape.leaf", err);
+    return llm_pass(err, record(tape, node, out, "stape.leaf", err), "stape.leaf");
 }
 
 llm_status llm_stape_add(llm_stape *tape, size_t a, size_t b, size_t *out, llm_error *err)
 {
-    return apply(tape, LLM_SOP_ADD, 2, a, b, 0.0, out, "stape.add", err);
+    return llm_pass(err, apply(tape, LLM_SOP_ADD, 2, a, b, 0.0, out, "stape.add", err),
+                    "stape.add");
 }
 
 llm_status llm_stape_mul(llm_stape *tape, size_t a, size_t b, size_t *out, llm_error *err)
 {
-    return apply(tape, LLM_SOP_MUL, 2, a, b, 0.0, out, "stape.mul", err);
+    return llm_pass(err, apply(tape, LLM_SOP_MUL, 2, a, b, 0.0, out, "stape.mul", err),
+                    "stape.mul");
 }
 
 llm_status llm_stape_scale(llm_stape *tape, size_t a, double c, size_t *out,
                            llm_error *err)
 {
-    return apply(tape, LLM_SOP_SCALE, 1, a, 0, c, out, "stape.scale", err);
+    return llm_pass(err, apply(tape, LLM_SOP_SCALE, 1, a, 0, c, out, "stape.scale", err),
+                    "stape.scale");
 }
 
 llm_status llm_stape_exp(llm_stape *tape, size_t a, size_t *out, llm_error *err)
 {
-    return apply(tape, LLM_SOP_EXP, 1, a, 0, 0.0, out, "stape.exp", err);
+    return llm_pass(err, apply(tape, LLM_SOP_EXP, 1, a, 0, 0.0, out, "stape.exp", err),
+                    "stape.exp");
 }
 
 llm_status llm_stape_tanh(llm_stape *tape, size_t a, size_t *out, llm_error *err)
 {
-    return apply(tape, LLM_SOP_TANH, 1, a, 0, 0.0, out, "stape.tanh", err);
+    return llm_pass(err, apply(tape, LLM_SOP_TANH, 1, a, 0, 0.0, out, "stape.tanh", err),
+                    "stape.tanh");
 }
 
 llm_status llm_stape_detach(llm_stape *tape, size_t a, size_t *out, llm_error *err)
 {
-    return apply(tape, LLM_SOP_DETACH, 1, a, 0, 0.0, out, "stape.detach", err);
+    return llm_pass(err, apply(tape, LLM_SOP_DETACH, 1, a, 0, 0.0, out, "stape.detach", err),
+                    "stape.detach");
 }
 
 const char *llm_sop_name(llm_sop op)
@@ -260,7 +266,7 @@ llm_status llm_stape_value(const llm_stape *tape, size_t id, double *value,
     llm_status st = check_node(tape, id, value, "stape.value", err);
     if (st == LLM_OK)
         *value = tape->nodes[id].value;
-    return st;
+    return llm_pass(err, st, "stape.value");
 }
 
 llm_status llm_stape_grad(const llm_stape *tape, size_t id, double *grad,
@@ -269,7 +275,7 @@ llm_status llm_stape_grad(const llm_stape *tape, size_t id, double *grad,
     llm_status st = check_node(tape, id, grad, "stape.grad", err);
     if (st == LLM_OK)
         *grad = tape->nodes[id].grad;
-    return st;
+    return llm_pass(err, st, "stape.grad");
 }
 llm_status llm_stape_order(const llm_stape *tape, size_t output, size_t *order,
                            size_t *count, llm_error *err)

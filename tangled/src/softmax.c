@@ -129,19 +129,22 @@ static llm_status normalise_new(const char *stage, enum slice_result what,
 llm_status llm_softmax(llm_tensor *out, const llm_tensor *logits, size_t axis,
                        llm_error *err)
 {
-    return normalise_new("softmax", SOFTMAX, out, logits, axis, err);
+    return llm_pass(err, normalise_new("softmax.softmax", SOFTMAX, out, logits, axis, err),
+                    "softmax.softmax");
 }
 
 llm_status llm_log_softmax(llm_tensor *out, const llm_tensor *logits,
                            size_t axis, llm_error *err)
 {
-    return normalise_new("log_softmax", LOG_SOFTMAX, out, logits, axis, err);
+    return llm_pass(err, normalise_new("softmax.log_softmax", LOG_SOFTMAX, out, logits, axis, err),
+                    "softmax.log_softmax");
 }
 
 llm_status llm_logsumexp(llm_tensor *out, const llm_tensor *logits,
                          size_t axis, llm_error *err)
 {
-    return normalise_new("logsumexp", LOGSUMEXP, out, logits, axis, err);
+    return llm_pass(err, normalise_new("softmax.logsumexp", LOGSUMEXP, out, logits, axis, err),
+                    "softmax.logsumexp");
 }
 llm_status llm_nll_mean(double *loss, const llm_tensor *logits,
                         const size_t *targets, size_t ntargets, llm_error *err)
@@ -151,33 +154,33 @@ llm_status llm_nll_mean(double *loss, const llm_tensor *logits,
     double total = 0.0;
     llm_status st;
     if (loss == NULL || logits == NULL || logits->data == NULL || targets == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "nll_mean",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "softmax.nll_mean",
                         "loss, logits and targets are required");
-    if (llm_tensor_check(logits, "logits", "nll_mean", err) != LLM_OK)
+    if (llm_tensor_check(logits, "logits", "softmax.nll_mean", err) != LLM_OK)
         return LLM_ERR_ARGUMENT;
     if (logits->rank == 0)
-        return llm_fail(err, LLM_ERR_AXIS, "nll_mean", "a scalar has no class axis");
+        return llm_fail(err, LLM_ERR_AXIS, "softmax.nll_mean", "a scalar has no class axis");
     last = logits->rank - 1;
     v = logits->shape[last];
     if (v == 0)
-        return llm_fail(err, LLM_ERR_EMPTY, "nll_mean",
+        return llm_fail(err, LLM_ERR_EMPTY, "softmax.nll_mean",
                         "the class axis %zu has extent 0", last);
     rows = logits->size / v;
     if (rows == 0)
-        return llm_fail(err, LLM_ERR_EMPTY, "nll_mean",
+        return llm_fail(err, LLM_ERR_EMPTY, "softmax.nll_mean",
                         "no rows: the mean over zero rows is undefined");
     if (ntargets != rows)
-        return llm_fail(err, LLM_ERR_SHAPE, "nll_mean",
+        return llm_fail(err, LLM_ERR_SHAPE, "softmax.nll_mean",
                         "%zu rows of %zu classes need %zu targets, %zu were given",
                         rows, v, rows, ntargets);
     for (r = 0; r < rows; r++)
         if (targets[r] >= v)
-            return llm_fail(err, LLM_ERR_TARGET, "nll_mean",
+            return llm_fail(err, LLM_ERR_TARGET, "softmax.nll_mean",
                             "row %zu: target %zu is outside the %zu classes",
                             r, targets[r], v);
-    st = check_finite("nll_mean", logits, err);
+    st = check_finite("softmax.nll_mean", logits, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "softmax.nll_mean");
     memcpy(outer, logits->shape, logits->rank * sizeof outer[0]);
     outer[last] = 1;
     step = logits->stride[last];

@@ -35,7 +35,7 @@ llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
         st = llm_params_add_xavier(ps, name[2], d_ff, d_model, &trial, err);
     if (st != LLM_OK) {
         llm_params_truncate(ps, mark);       /* take back what was added */
-        return st;
+        return llm_pass(err, st, "swiglu.init");
     }
     ffn->d_model = d_model;
     ffn->d_ff = d_ff;
@@ -85,7 +85,7 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
     if (st == LLM_OK)
         st = llm_tape_value(tape, x, &xv, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "swiglu.forward");
     if (xv->rank == 0)
         return llm_fail(err, LLM_ERR_RANK, "swiglu.forward",
                         "x is a scalar; it needs a last axis of width d_model %zu",

@@ -57,8 +57,8 @@ static llm_status dense(const llm_tensor *t, llm_tensor *copy, const double **va
         return LLM_OK;
     }
     if (llm_tensor_copy(copy, t, &why) != LLM_OK)
-        return llm_fail(err, why.code, stage, "cannot copy a strided operand: %s",
-                        why.message);
+        return llm_fail_from(err, &why, stage, "cannot copy a strided operand: %s",
+                             why.message);
     *values = copy->data;
     return LLM_OK;
 }
@@ -136,8 +136,8 @@ static llm_status matmul_vjp(const llm_tape *tape, const llm_node *c, size_t k,
     else                                /* dB = op(A)^T dC, or its transpose */
         st = tb ? llm_matmul(&g, &dc, a, 1, ta, &why) : llm_matmul(&g, a, &dc, !ta, 0, &why);
     if (st != LLM_OK)
-        return llm_fail(err, st, "tape.backward", "the gradient of operand %zu of "
-                        "matmul: %s", k, why.message);
+        return llm_fail_from(err, &why, "tape.backward", "the gradient of operand %zu of "
+                             "matmul: %s", k, why.message);
     add_back(pbar, k == 0 ? a : b, &g);
     llm_tensor_give(&g);                /* the next step's gradient reuses it */
     return LLM_OK;
@@ -154,7 +154,7 @@ llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, in
     llm_error why;
     llm_status st = llm_tape_check(tape, 2, args, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.matmul");
     memset(&node, 0, sizeof node);
     node.op = &matmul_op;
     node.nargs = 2;
@@ -163,15 +163,15 @@ llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, in
     st = llm_matmul(&node.value, &tape->nodes[a.id].value, &tape->nodes[b.id].value,
                     trans_a != 0, trans_b != 0, &why);
     if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
+        return llm_fail_from(err, &why, stage, "%s", why.message);
     if ((st = llm_tape_attr(tape, &node, sizeof *at, stage, err)) != LLM_OK) {
         llm_tape_discard(tape, &node);
-        return st;
+        return llm_pass(err, st, "tape.matmul");
     }
     at = node.attr;
     at->trans_a = trans_a != 0;
     at->trans_b = trans_b != 0;
-    return record_node(tape, node, out, stage, err);
+    return llm_pass(err, record_node(tape, node, out, stage, err), "tape.matmul");
 }
 /* Every ids[p] (p < n, positions of shape [rank]) must name a row of a table
    of v rows. The first that does not is refused by its coordinates. */
@@ -233,7 +233,7 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
     size_t oshape[LLM_MAX_RANK], stride[LLM_MAX_RANK], n, size, k;
     llm_status st = llm_tape_check(tape, 1, &table, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.gather");
     t = &tape->nodes[table.id].value;
     if (rank > 0 && shape == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "IDs of rank %zu need a shape", rank);
@@ -251,11 +251,11 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
     if (st == LLM_OK)                                   /* n: the positions */
         st = llm_row_major(rank, shape, stride, &n, &why);
     if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
+        return llm_fail_from(err, &why, stage, "%s", why.message);
     if (n > 0 && ids == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no IDs for %zu positions", n);
     if ((st = check_ids(ids, n, rank, shape, t->shape[0], stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.gather");
     memset(&node, 0, sizeof node);
     node.op = &gather_op;
     node.nargs = 1;
@@ -271,7 +271,7 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
     }
     gather_rows(rows, t->shape[0] > 0 ? t->size / t->shape[0] : 0, ids, n, node.value.data);
     llm_tensor_give(&copy);
-    return llm_tape_append(tape, node, out, stage, err);
+    return llm_pass(err, llm_tape_append(tape, node, out, stage, err), "tape.gather");
 }
 /* 1 / (1 + e^-x), never exponentiating a positive number */
 static double sigmoid(double x)
@@ -404,32 +404,38 @@ static llm_status record_unary(llm_tape *tape, const unary_op *f, llm_var a, llm
 
 llm_status llm_tape_exp(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, &exp_op, a, out, "tape.exp", err);
+    return llm_pass(err, record_unary(tape, &exp_op, a, out, "tape.exp", err),
+                    "tape.exp");
 }
 
 llm_status llm_tape_log(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, &log_op, a, out, "tape.log", err);
+    return llm_pass(err, record_unary(tape, &log_op, a, out, "tape.log", err),
+                    "tape.log");
 }
 
 llm_status llm_tape_sqrt(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, &sqrt_op, a, out, "tape.sqrt", err);
+    return llm_pass(err, record_unary(tape, &sqrt_op, a, out, "tape.sqrt", err),
+                    "tape.sqrt");
 }
 
 llm_status llm_tape_reciprocal(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, &reciprocal_op, a, out, "tape.reciprocal", err);
+    return llm_pass(err, record_unary(tape, &reciprocal_op, a, out, "tape.reciprocal", err),
+                    "tape.reciprocal");
 }
 
 llm_status llm_tape_sigmoid(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, &sigmoid_op, a, out, "tape.sigmoid", err);
+    return llm_pass(err, record_unary(tape, &sigmoid_op, a, out, "tape.sigmoid", err),
+                    "tape.sigmoid");
 }
 
 llm_status llm_tape_silu(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return record_unary(tape, &silu_op, a, out, "tape.silu", err);
+    return llm_pass(err, record_unary(tape, &silu_op, a, out, "tape.silu", err),
+                    "tape.silu");
 }
 /* adj += dy - exp(y) * sum(dy) along axis, for y = log_softmax(x) (row-major,
    contiguous) and its adjoint dy; each slice's sum in ascending order. */
@@ -472,20 +478,20 @@ llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var 
     llm_error why;
     llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.log_softmax");
     memset(&node, 0, sizeof node);
     node.op = &log_softmax_op;
     node.nargs = 1;
     node.arg[0] = a.id;
     st = llm_log_softmax(&node.value, &tape->nodes[a.id].value, axis, &why);
     if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
+        return llm_fail_from(err, &why, stage, "%s", why.message);
     if ((st = llm_tape_attr(tape, &node, sizeof(axis_attr), stage, err)) != LLM_OK) {
         llm_tape_discard(tape, &node);
-        return st;
+        return llm_pass(err, st, "tape.log_softmax");
     }
     ((axis_attr *)node.attr)->axis = axis;
-    return record_node(tape, node, out, stage, err);
+    return llm_pass(err, record_node(tape, node, out, stage, err), "tape.log_softmax");
 }
 /* adj += (softmax(row) - onehot(target)) * seed / rows for each row of v
    logits (row-major), rows in ascending order */
@@ -535,10 +541,10 @@ llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targe
     double loss = 0.0;
     llm_status st = llm_tape_check(tape, 1, &logits, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.nll_mean");
     st = llm_nll_mean(&loss, &tape->nodes[logits.id].value, targets, ntargets, &why);
     if (st != LLM_OK)
-        return llm_fail(err, st, stage, "%s", why.message);
+        return llm_fail_from(err, &why, stage, "%s", why.message);
     memset(&node, 0, sizeof node);
     node.op = &nll_mean_op;
     node.nargs = 1;
@@ -548,8 +554,8 @@ llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targe
         st = llm_tensor_zeros(&node.value, 0, NULL, err);
     if (st != LLM_OK) {
         llm_tape_discard(tape, &node);
-        return st;
+        return llm_pass(err, st, "tape.nll_mean");
     }
     node.value.data[0] = loss;
-    return record_node(tape, node, out, stage, err);
+    return llm_pass(err, record_node(tape, node, out, stage, err), "tape.nll_mean");
 }

@@ -15,16 +15,16 @@ llm_status llm_broadcast_shape(const llm_tensor *a, const llm_tensor *b, size_t 
     size_t r, k, out[LLM_MAX_RANK];
     llm_status st;
     if (rank == NULL || shape == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.broadcast",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.broadcast_shape",
                         "no place for the broadcast rank and shape");
-    if ((st = llm_tensor_check(a, "a", "tensor.broadcast", err)) != LLM_OK ||
-        (st = llm_tensor_check(b, "b", "tensor.broadcast", err)) != LLM_OK)
-        return st;
+    if ((st = llm_tensor_check(a, "a", "tensor.broadcast_shape", err)) != LLM_OK ||
+        (st = llm_tensor_check(b, "b", "tensor.broadcast_shape", err)) != LLM_OK)
+        return llm_pass(err, st, "tensor.broadcast_shape");
     r = a->rank > b->rank ? a->rank : b->rank;
     for (k = 0; k < r; k++) {
         size_t ea = extent_along(a, r, k), eb = extent_along(b, r, k);
         if (ea != eb && ea != 1 && eb != 1)
-            return llm_fail(err, LLM_ERR_BROADCAST, "tensor.broadcast",
+            return llm_fail(err, LLM_ERR_BROADCAST, "tensor.broadcast_shape",
                             "axis %zu of the result: a has extent %zu, b has %zu; "
                             "they must be equal or one of them 1", k, ea, eb);
         out[k] = ea == 1 ? eb : ea;
@@ -77,7 +77,7 @@ llm_status llm_tensor_binary(llm_tensor *out, llm_binary_op op, const llm_tensor
         (st = llm_tensor_check(b, "b", "tensor.binary", err)) != LLM_OK ||
         (st = llm_broadcast_shape(a, b, &r, shape, err)) != LLM_OK ||
         (st = llm_tensor_zeros(&t, r, shape, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.binary");
     broadcast_strides(a, r, sa);
     broadcast_strides(b, r, sb);
     n = r > 0 ? shape[r - 1] : 1;             /* a row: the last axis */
@@ -102,7 +102,7 @@ llm_status llm_tensor_map(llm_tensor *out, const llm_tensor *a, double (*fn)(dou
                         out == NULL ? "no output tensor" : "no function to apply");
     if ((st = llm_tensor_check(a, "a", "tensor.map", err)) != LLM_OK ||
         (st = llm_tensor_zeros(&t, a->rank, a->shape, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.map");
     n = a->rank > 0 ? a->shape[a->rank - 1] : 1;        /* rows, as above */
     step = a->rank > 0 ? a->stride[a->rank - 1] : 0;
     if (t.size > 0)
@@ -156,7 +156,7 @@ llm_status llm_tensor_reduce(llm_tensor *out, llm_reduce_op op, const llm_tensor
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.reduce",
                         "unknown reduction %d", (int)op);
     if ((st = llm_tensor_check(t, "t", "tensor.reduce", err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.reduce");
     if (axis >= t->rank)
         return llm_fail(err, LLM_ERR_AXIS, "tensor.reduce",
                         "axis %zu is outside a tensor of rank %zu", axis, t->rank);
@@ -171,7 +171,7 @@ llm_status llm_tensor_reduce(llm_tensor *out, llm_reduce_op op, const llm_tensor
         if (k != axis || keepdim)
             shape[r++] = line[k];
     if ((st = llm_tensor_zeros(&res, r, shape, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.reduce");
     for (i = 0; i < res.size; i++) {
         const double *first = t->data + offset_of(t->offset, t->rank, idx, t->stride);
         res.data[i] = reduce_line(op, first, n, t->stride[axis]);

@@ -141,9 +141,9 @@ llm_status llm_matmul(llm_tensor *out, const llm_tensor *a, const llm_tensor *b,
         llm_error why;
         llm_status st = llm_tensor_zeros(&c, rank, shape, &why);
         if (st != LLM_OK)
-            return llm_fail(err, st, "tensor.matmul",
-                            "cannot make the output (M=%zu, N=%zu): %s",
-                            ma.rows, mb.cols, why.message);
+            return llm_fail_from(err, &why, "tensor.matmul",
+                                 "cannot make the output (M=%zu, N=%zu): %s",
+                                 ma.rows, mb.cols, why.message);
     }
     if (c.size > 0) {
         size_t index[LLM_MAX_RANK] = {0}, done = 0, packed = 0;

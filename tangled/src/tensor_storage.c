@@ -11,23 +11,23 @@ llm_status llm_row_major(size_t rank, const size_t *shape, size_t *stride,
     size_t acc = 1;
     size_t k;
     if (rank > LLM_MAX_RANK)
-        return llm_fail(err, LLM_ERR_RANK, "tensor.shape",
+        return llm_fail(err, LLM_ERR_RANK, "tensor.row_major",
                         "rank %zu exceeds the maximum %d", rank, LLM_MAX_RANK);
     if (rank > 0 && (shape == NULL || stride == NULL))
-        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.shape",
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.row_major",
                         "a shape of rank %zu needs shape and stride arrays", rank);
     if (size == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.shape", "no place for the count");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.row_major", "no place for the count");
     for (k = rank; k-- > 0;) {
         stride[k] = acc;
         if (shape[k] != 0 && acc > SIZE_MAX / shape[k])
-            return llm_fail(err, LLM_ERR_OVERFLOW, "tensor.shape",
+            return llm_fail(err, LLM_ERR_OVERFLOW, "tensor.row_major",
                             "the element count overflows size_t at axis %zu "
                             "(extent %zu)", k, shape[k]);
         acc *= shape[k];
     }
     if (acc > SIZE_MAX / sizeof(double))
-        return llm_fail(err, LLM_ERR_OVERFLOW, "tensor.shape",
+        return llm_fail(err, LLM_ERR_OVERFLOW, "tensor.row_major",
                         "%zu elements need more bytes than size_t can count", acc);
     *size = acc;
     return LLM_OK;
@@ -42,7 +42,7 @@ llm_status llm_tensor_zeros(llm_tensor *out, size_t rank, const size_t *shape,
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.zeros", "no output tensor");
     st = llm_row_major(rank, shape, t.stride, &t.size, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.zeros");
     t.data = llm_calloc(t.size > 0 ? t.size : 1, sizeof(double));
     if (t.data == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "tensor.zeros",
@@ -65,7 +65,7 @@ llm_status llm_tensor_from(llm_tensor *out, size_t rank, const size_t *shape,
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.from", "no output tensor");
     st = llm_row_major(rank, shape, stride, &size, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.from");
     if (count != size)
         return llm_fail(err, LLM_ERR_LENGTH, "tensor.from",
                         "the shape holds %zu elements, %zu values were given",
@@ -74,7 +74,7 @@ llm_status llm_tensor_from(llm_tensor *out, size_t rank, const size_t *shape,
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.from", "no values");
     st = llm_tensor_zeros(&t, rank, shape, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.from");
     if (count > 0)
         memcpy(t.data, values, count * sizeof values[0]);
     *out = t;
@@ -147,7 +147,7 @@ llm_status llm_tensor_get(const llm_tensor *t, size_t rank, const size_t *index,
     st = llm_tensor_offset(t, rank, index, &o, err);
     if (st == LLM_OK)
         *value = t->data[o];
-    return st;
+    return llm_pass(err, st, "tensor.get");
 }
 
 llm_status llm_tensor_set(llm_tensor *t, size_t rank, const size_t *index,
@@ -157,7 +157,7 @@ llm_status llm_tensor_set(llm_tensor *t, size_t rank, const size_t *index,
     llm_status st = llm_tensor_offset(t, rank, index, &o, err);
     if (st == LLM_OK)
         t->data[o] = value;
-    return st;
+    return llm_pass(err, st, "tensor.set");
 }
 int llm_index_next(size_t rank, const size_t *shape, size_t *index)
 {

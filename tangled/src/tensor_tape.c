@@ -141,7 +141,7 @@ llm_status llm_tape_rewind(llm_tape *tape, size_t mark, llm_error *err)
 {
     llm_status st = check_tape(tape, "tape.rewind", err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.rewind");
     if (mark > tape->count)
         return llm_fail(err, LLM_ERR_TAPE, "tape.rewind",
                         "mark %zu is beyond the recording's %zu nodes: it comes from "
@@ -538,14 +538,14 @@ llm_status llm_tape_leaf(llm_tape *tape, const llm_tensor *value, llm_tensor *gr
     llm_node node;
     llm_status st = check_operation(tape, 0, NULL, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.leaf");
     if (value == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no value");
     if ((st = check_input(value, "value", stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.leaf");
     if (grad != NULL) {
         if ((st = check_input(grad, "grad", stage, err)) != LLM_OK)
-            return st;
+            return llm_pass(err, st, "tape.leaf");
         if (!same_shape(grad, value))
             return llm_fail(err, LLM_ERR_SHAPE, stage,
                             "the grad must have the value's shape: rank %zu and %zu "
@@ -554,13 +554,13 @@ llm_status llm_tape_leaf(llm_tape *tape, const llm_tensor *value, llm_tensor *gr
     }
     if ((st = check_leaf_memory(tape, value, grad, stage, err)) != LLM_OK ||
         (st = check_finite(value, "the value", stage, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.leaf");
     memset(&node, 0, sizeof node);
     node.op = &llm_op_leaf;
     node.value = *value;
     node.value.owns = 0;          /* borrowed: the caller frees it */
     node.grad = grad;
-    return append(tape, node, out, stage, err);
+    return llm_pass(err, append(tape, node, out, stage, err), "tape.leaf");
 }
 
 llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *out,
@@ -570,7 +570,7 @@ llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *o
     llm_node node;
     llm_status st = check_operation(tape, 0, NULL, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.constant");
     if (value == NULL || value->data == NULL || value->rank > LLM_MAX_RANK)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "a value with a buffer and a rank up to %d is required",
@@ -578,12 +578,12 @@ llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *o
     memset(&node, 0, sizeof node);
     node.op = &llm_op_const;
     if ((st = llm_tensor_copy(&node.value, value, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.constant");
     if ((st = check_finite(&node.value, "the value", stage, err)) != LLM_OK) {
         llm_tensor_free(&node.value);
-        return st;
+        return llm_pass(err, st, "tape.constant");
     }
-    return append(tape, node, out, stage, err);
+    return llm_pass(err, append(tape, node, out, stage, err), "tape.constant");
 }
 static llm_status record_binary(llm_tape *tape, const llm_op *op, llm_binary_op how,
                                 llm_var a, llm_var b, llm_var *out, const char *stage,
@@ -613,19 +613,22 @@ static llm_status record_binary(llm_tape *tape, const llm_op *op, llm_binary_op 
 llm_status llm_tape_add(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
                         llm_error *err)
 {
-    return record_binary(tape, &add_op, LLM_ADD, a, b, out, "tape.add", err);
+    return llm_pass(err, record_binary(tape, &add_op, LLM_ADD, a, b, out, "tape.add", err),
+                    "tape.add");
 }
 
 llm_status llm_tape_sub(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
                         llm_error *err)
 {
-    return record_binary(tape, &sub_op, LLM_SUB, a, b, out, "tape.sub", err);
+    return llm_pass(err, record_binary(tape, &sub_op, LLM_SUB, a, b, out, "tape.sub", err),
+                    "tape.sub");
 }
 
 llm_status llm_tape_mul(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
                         llm_error *err)
 {
-    return record_binary(tape, &mul_op, LLM_MUL, a, b, out, "tape.mul", err);
+    return llm_pass(err, record_binary(tape, &mul_op, LLM_MUL, a, b, out, "tape.mul", err),
+                    "tape.mul");
 }
 llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t *shape,
                             llm_var *out, llm_error *err)
@@ -635,7 +638,7 @@ llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t
     llm_node node;
     llm_status st = check_operation(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.reshape");
     src = &tape->nodes[a.id].value;
     memset(&node, 0, sizeof node);
     node.op = &reshape_op;
@@ -645,17 +648,17 @@ llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t
     if (st == LLM_ERR_CONTIGUITY) {      /* checked last: only the layout is wrong */
         llm_tensor dense;
         if ((st = llm_tensor_copy(&dense, src, err)) != LLM_OK)
-            return st;
+            return llm_pass(err, st, "tape.reshape");
         st = llm_tensor_reshape(&node.value, &dense, rank, shape, err);
         if (st != LLM_OK) {
             llm_tensor_free(&dense);
-            return st;
+            return llm_pass(err, st, "tape.reshape");
         }
         node.value.owns = 1;             /* the node takes the copy's buffer over */
     }
     if (st != LLM_OK)
-        return st;
-    return append(tape, node, out, stage, err);
+        return llm_pass(err, st, "tape.reshape");
+    return llm_pass(err, append(tape, node, out, stage, err), "tape.reshape");
 }
 
 llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t axis_b,
@@ -666,7 +669,7 @@ llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t a
     llm_node node;
     llm_status st = check_operation(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.transpose");
     memset(&node, 0, sizeof node);
     node.op = &transpose_op;
     node.nargs = 1;
@@ -675,11 +678,12 @@ llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t a
     if (st == LLM_OK)
         st = llm_tape_attr(tape, &node, sizeof *at, stage, err);
     if (st != LLM_OK)
-        return st;                       /* the value is a view: nothing to free */
+        return llm_pass(err, st,
+                        "tape.transpose");                       /* the value is a view: nothing to free */
     at = node.attr;
     at->axis_a = axis_a;
     at->axis_b = axis_b;
-    return append(tape, node, out, stage, err);
+    return llm_pass(err, append(tape, node, out, stage, err), "tape.transpose");
 }
 static llm_status record_reduce(llm_tape *tape, const llm_op *op, llm_reduce_op how,
                                 llm_var a, size_t axis, int keepdim, llm_var *out,
@@ -712,14 +716,15 @@ static llm_status record_reduce(llm_tape *tape, const llm_op *op, llm_reduce_op 
 llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim, llm_var *out,
                         llm_error *err)
 {
-    return record_reduce(tape, &sum_op, LLM_SUM, a, axis, keepdim, out, "tape.sum", err);
+    return llm_pass(err, record_reduce(tape, &sum_op, LLM_SUM, a, axis, keepdim, out, "tape.sum", err),
+                    "tape.sum");
 }
 
 llm_status llm_tape_mean(llm_tape *tape, llm_var a, size_t axis, int keepdim,
                          llm_var *out, llm_error *err)
 {
-    return record_reduce(tape, &mean_op, LLM_MEAN, a, axis, keepdim, out, "tape.mean",
-                         err);
+    return llm_pass(err, record_reduce(tape, &mean_op, LLM_MEAN, a, axis, keepdim, out, "tape.mean",
+                                       err), "tape.mean");
 }
 llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
@@ -730,7 +735,7 @@ llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     llm_node node;
     llm_status st = check_operation(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.sum_all");
     src = &tape->nodes[a.id].value;
     for (i = 0; i < src->size; i++) {          /* row-major, through the strides */
         for (o = src->offset, k = 0; k < src->rank; k++)
@@ -746,9 +751,9 @@ llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     node.nargs = 1;
     node.arg[0] = a.id;
     if ((st = llm_tensor_zeros(&node.value, 0, NULL, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.sum_all");
     node.value.data[0] = acc;
-    return append(tape, node, out, stage, err);
+    return llm_pass(err, append(tape, node, out, stage, err), "tape.sum_all");
 }
 
 llm_status llm_tape_detach(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
@@ -757,14 +762,14 @@ llm_status llm_tape_detach(llm_tape *tape, llm_var a, llm_var *out, llm_error *e
     llm_node node;
     llm_status st = check_operation(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.detach");
     memset(&node, 0, sizeof node);
     node.op = &detach_op;
     node.nargs = 0;                    /* no edge: the gradient stops here */
     node.arg[0] = a.id;
     node.value = tape->nodes[a.id].value;
     node.value.owns = 0;               /* a view of the operand's value */
-    return append(tape, node, out, stage, err);
+    return llm_pass(err, append(tape, node, out, stage, err), "tape.detach");
 }
 static llm_status check_seed(const llm_tape *tape, llm_var v, const llm_tensor *seed,
                              llm_error *err)
@@ -909,7 +914,7 @@ llm_status llm_tape_backward(llm_tape *tape, llm_var v, const llm_tensor *seed,
     llm_status st = check_tape(tape, "tape.backward", err);
     if (st != LLM_OK || (st = check_var(tape, v, "the output", "tape.backward", err)) != LLM_OK ||
         (st = check_seed(tape, v, seed, err)) != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.backward");
     bar = llm_calloc(v.id + 1, sizeof *bar);
     if (bar == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "tape.backward",
@@ -920,7 +925,7 @@ llm_status llm_tape_backward(llm_tape *tape, llm_var v, const llm_tensor *seed,
     if (st != LLM_OK) {                        /* nothing has changed yet */
         free_adjoints(tape, bar, v.id + 1);
         free(bar);
-        return st;
+        return llm_pass(err, st, "tape.backward");
     }
     commit(tape, v.id, bar);
     for (i = 0; i < tape->count; i++) {        /* the last kept pass's adjoints go */
@@ -953,7 +958,7 @@ llm_status llm_tape_value(const llm_tape *tape, llm_var v, const llm_tensor **va
     llm_status st = check_read(tape, v, value, "tape.value", err);
     if (st == LLM_OK)
         *value = &tape->nodes[v.id].value;
-    return st;
+    return llm_pass(err, st, "tape.value");
 }
 
 llm_status llm_tape_adjoint(const llm_tape *tape, llm_var v, const double **adjoint,
@@ -962,7 +967,7 @@ llm_status llm_tape_adjoint(const llm_tape *tape, llm_var v, const double **adjo
     llm_status st = check_read(tape, v, adjoint, "tape.adjoint", err);
     if (st == LLM_OK)
         *adjoint = tape->nodes[v.id].adjoint;
-    return st;
+    return llm_pass(err, st, "tape.adjoint");
 }
 
 llm_status llm_tape_node(const llm_tape *tape, size_t id, llm_node_info *info,
@@ -971,7 +976,7 @@ llm_status llm_tape_node(const llm_tape *tape, size_t id, llm_node_info *info,
     const llm_node *n;
     llm_status st = check_tape(tape, "tape.node", err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tape.node");
     if (info == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "tape.node", "no place for the result");
     if (id >= tape->count)

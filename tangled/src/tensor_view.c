@@ -63,7 +63,7 @@ llm_status llm_tensor_reshape(llm_tensor *view, const llm_tensor *t, size_t rank
     memset(&v, 0, sizeof v);
     st = llm_row_major(rank, shape, v.stride, &v.size, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.reshape");
     if (v.size != t->size)
         return llm_fail(err, LLM_ERR_SHAPE, "tensor.reshape",
                         "the new shape holds %zu elements, the tensor has %zu",
@@ -179,7 +179,7 @@ llm_status llm_tensor_copy(llm_tensor *out, const llm_tensor *t, llm_error *err)
     memset(&c, 0, sizeof c);
     st = llm_row_major(t->rank, t->shape, c.stride, &c.size, err);
     if (st != LLM_OK)
-        return st;
+        return llm_pass(err, st, "tensor.copy");
     c.data = llm_malloc((c.size > 0 ? c.size : 1) * sizeof(double));
     if (c.data == NULL)
         return llm_fail(err, LLM_ERR_ALLOC, "tensor.copy",

@@ -52,6 +52,21 @@ static void violated(const char *call, const char *what, const llm_error *err)
 }
 
 /* The status st of call, and whether the state it must keep (same) held. */
+/* 1 when s is <module>.<verb>: two lowercase words joined by one dot */
+static int stage_shaped(const char *s)
+{
+    size_t i, dots = 0;
+    if (s[0] == '\0' || s[0] == '.')
+        return 0;
+    for (i = 0; s[i] != '\0'; i++) {
+        if (s[i] == '.')
+            dots++;
+        else if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return 0;
+    }
+    return dots == 1 && s[i - 1] != '.';
+}
+
 static void judge(const char *call, llm_status st, const llm_error *err, int same)
 {
     calls++;
@@ -64,6 +79,10 @@ static void judge(const char *call, llm_status st, const llm_error *err, int sam
         violated(call, "err does not hold the returned status", err);
     if (err->stage[0] == '\0')
         violated(call, "no stage named", err);
+    if (!stage_shaped(err->stage) || (err->cause[0] != '\0' && !stage_shaped(err->cause)))
+        violated(call, "a stage that is not <module>.<verb>", err);
+    if (strcmp(err->stage, call) != 0)
+        violated(call, "the stage is not the called function's", err);
     if (!same)
         violated(call, "a refused call changed its state", err);
 }
@@ -180,16 +199,16 @@ static void tensor_calls(void)
                                             index_near(3), (int)draw(2), &err));
     CALL("tensor.matmul", llm_matmul(&out, maybe_null(&a), maybe_null(&b), (int)draw(2),
                                      (int)draw(2), &err));
-    CALL("softmax", llm_softmax(&out, maybe_null(&a), index_near(3), &err));
-    CALL("log_softmax", llm_log_softmax(&out, maybe_null(&a), index_near(3), &err));
-    CALL("logsumexp", llm_logsumexp(&out, maybe_null(&a), index_near(3), &err));
+    CALL("softmax.softmax", llm_softmax(&out, maybe_null(&a), index_near(3), &err));
+    CALL("softmax.log_softmax", llm_log_softmax(&out, maybe_null(&a), index_near(3), &err));
+    CALL("softmax.logsumexp", llm_logsumexp(&out, maybe_null(&a), index_near(3), &err));
 #undef CALL
     for (k = 0; k < 16; k++)
         targets[k] = index_near(3);
     loss = 1234.5;
     memset(&err, 0, sizeof err);
     st = llm_nll_mean(&loss, maybe_null(&a), targets, draw(17), &err);
-    judge("nll_mean", st, &err, st == LLM_OK || loss == 1234.5);
+    judge("softmax.nll_mean", st, &err, st == LLM_OK || loss == 1234.5);
     off = 77;
     memset(&err, 0, sizeof err);
     st = llm_tensor_offset(maybe_null(&a), r, idx, &off, &err);
@@ -254,11 +273,14 @@ static void tape_calls(void)
         count = tape.count;
         memset(&err, 0, sizeof err);
         if (k == 2 && owned[k].data != NULL &&
-            llm_tensor_zeros(&grad, owned[k].rank, owned[k].shape, NULL) == LLM_OK)
+            llm_tensor_zeros(&grad, owned[k].rank, owned[k].shape, NULL) == LLM_OK) {
             st = llm_tape_leaf(&tape, maybe_null(&t), &grad, &out, &err);
-        else
+            judge("tape.leaf", st, &err, st == LLM_OK || (MARKED(out) && tape.count == count));
+        } else {
             st = llm_tape_constant(&tape, maybe_null(&t), &out, &err);
-        judge("tape.leaf", st, &err, st == LLM_OK || (MARKED(out) && tape.count == count));
+            judge("tape.constant", st, &err,
+                  st == LLM_OK || (MARKED(out) && tape.count == count));
+        }
         if (st == LLM_OK)
             good[ngood++] = out;
     }
@@ -434,13 +456,14 @@ static void model_calls(void)
                 batch = 1 + draw(3);
                 T = 12 / batch;
             }
-            if (chance(50))
+            const int forward = chance(50);
+            if (forward)
                 st = llm_decoder_forward(&dec, &ps, &tape, chance(5) ? NULL : ids, batch, T,
                                          offset, NULL, &logits, &err);
             else
                 st = llm_decoder_loss(&dec, &ps, &tape, ids, chance(5) ? NULL : targets,
                                       batch, T, &logits, &loss, &err);
-            judge("decoder.forward", st, &err,
+            judge(forward ? "decoder.forward" : "decoder.loss", st, &err,
                   st == LLM_OK || (tape.count == count &&
                                    memcmp(&logits, &vmark, sizeof logits) == 0));
             if (st == LLM_OK && loss.id != vmark.id && chance(50)) {

@@ -176,7 +176,7 @@ llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t
    Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (x stale or
    not on the tape), LLM_ERR_RANK (x is not of rank 3), LLM_ERR_CONFIG
    (n_heads 0 or not dividing D), and those of the tape operations. Stage
-   "mha.split". On failure *out is not touched and the tape is as it was
+   "mha.split_heads". On failure *out is not touched and the tape is as it was
    (a transpose that fails after the reshape rewinds it). */
 llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_var *out,
                                llm_error *err);
@@ -185,7 +185,7 @@ llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_va
    side by side in order (Concat).
    Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE, LLM_ERR_RANK
    (x is not of rank 4), LLM_ERR_OVERFLOW (H*dh does not fit in size_t), and
-   those of the tape operations. Stage "mha.merge". On failure *out is not
+   those of the tape operations. Stage "mha.merge_heads". On failure *out is not
    touched and the tape is as it was (a reshape that fails after the
    transpose rewinds it). */
 llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_error *err);

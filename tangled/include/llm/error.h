@@ -34,7 +34,10 @@ typedef enum llm_status {
 
 typedef struct llm_error {
     llm_status code;
-    char stage[48];     /* the function or stage that refused, "tensor.offset" */
+    char stage[48];     /* the public function that refused, as <module>.<verb>:
+                           llm_tensor_offset is "tensor.offset", llm_log_softmax
+                           (no type in its name) "softmax.log_softmax" */
+    char cause[48];     /* the stage that refused first, inside it; "" if none */
     char message[208];  /* what was expected and what came */
 } llm_error;
 
@@ -44,9 +47,26 @@ typedef struct llm_error {
 #define LLM_PRINTF(fmt, args)
 #endif
 
-/* Records a rejection in err (when err is not NULL) and returns code. */
+/* Records a rejection in err (when err is not NULL) and returns code; the
+   cause is cleared. */
 llm_status llm_fail(llm_error *err, llm_status code, const char *stage,
                     const char *fmt, ...) LLM_PRINTF(4, 5);
+
+/* As llm_fail with why's code, for a refusal in why of a call that stage
+   made: the message is fmt's, and the cause is why's cause, or why's
+   stage when it has none. */
+llm_status llm_fail_from(llm_error *err, const llm_error *why, const char *stage,
+                         const char *fmt, ...) LLM_PRINTF(4, 5);
+
+/* Passes on code, a status that a call made by stage returned, with err
+   holding its refusal: err's stage becomes stage, and its first stage
+   goes to cause unless cause already holds a deeper one. Returns code and
+   changes nothing when code is LLM_OK, err is NULL or err's stage is
+   stage already. */
+llm_status llm_pass(llm_error *err, llm_status code, const char *stage);
+
+/* "stage" or "stage <- cause", in buf cut to size; returns buf. */
+char *llm_error_where(char *buf, size_t size, const llm_error *err);
 
 /* The short name of a status code: "ok", "rank", "index", ... */
 const char *llm_status_name(llm_status code);
