@@ -9,6 +9,7 @@
 
 #include "llm/error.h"
 #include "llm/nn.h"
+#include "llm/tape.h"
 #include "llm/tensor.h"
 #include "llm/data.h"
 #include "llm/optim.h"
@@ -786,11 +787,77 @@ START_TEST(a_200_step_replay_is_bit_identical_and_converges)
 }
 END_TEST
 
+START_TEST(a_frozen_parameter_gets_no_gradient_no_norm_and_no_update)
+{
+    static const double xs[2] = {1.0, -2.0};
+    const size_t s1[1] = {2}, s2[1] = {2};
+    llm_params ps;
+    llm_adamw opt;
+    llm_tape tape;
+    llm_tensor x;
+    llm_var vx, w, b, prod, y, s;
+    llm_grad_multiplier mu;
+    llm_error err;
+    double norm, before[2];
+    ck_assert_int_eq(llm_params_init(&ps, NULL), LLM_OK);
+    ck_assert_int_eq(llm_params_add_const(&ps, "w", 1, s1, 0.5, 1, NULL), LLM_OK);
+    ck_assert_int_eq(llm_params_add_const(&ps, "b", 1, s2, 3.0, 1, NULL), LLM_OK);
+    ck_assert_int_eq(ps.items[0].trainable, 1);           /* added trainable */
+    ck_assert_int_eq(llm_params_set_trainable(&ps, 1, 0, &err), LLM_OK);
+    ck_assert_int_eq(ps.items[1].trainable, 0);
+    ck_assert_int_eq(llm_params_set_trainable(NULL, 0, 0, &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "params.set_trainable");
+    ck_assert_int_eq(llm_params_set_trainable(&ps, 2, 1, &err), LLM_ERR_ARGUMENT);
+    ck_assert_int_eq(llm_params_set_trainable(&ps, 1, 0, NULL), LLM_OK);
+    /* y = sum(w * x + b): the frozen b enters the tape with no accumulator */
+    ck_assert_int_eq(llm_tensor_from(&x, 1, s1, xs, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &x, &vx, NULL), LLM_OK);
+    ck_assert_int_eq(llm_param_leaf(&tape, &ps, 0, &w, NULL), LLM_OK);
+    ck_assert_int_eq(llm_param_leaf(&tape, &ps, 1, &b, NULL), LLM_OK);
+    {
+        llm_node_info info;
+        llm_var again;
+        ck_assert_int_eq(llm_tape_node(&tape, b.id, &info, NULL), LLM_OK);
+        ck_assert_ptr_null(info.grad);
+        ck_assert_int_eq(llm_param_leaf(&tape, &ps, 1, &again, NULL), LLM_OK);
+        ck_assert_uint_eq(again.id, b.id);                 /* found, not recorded again */
+    }
+    ck_assert_int_eq(llm_tape_mul(&tape, w, vx, &prod, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_add(&tape, prod, b, &y, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_sum_all(&tape, y, &s, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_backward(&tape, s, NULL, 0, NULL), LLM_OK);
+    ck_assert(ps.items[0].grad.data[0] == 1.0 && ps.items[0].grad.data[1] == -2.0);
+    ck_assert(ps.items[1].grad.data[0] == 0.0 && ps.items[1].grad.data[1] == 0.0);
+    /* a frozen gradient, even a huge one, does not enter the norm */
+    ps.items[1].grad.data[0] = 1e300;
+    ck_assert_int_eq(llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, NULL), LLM_OK);
+    ck_assert(norm == sqrt(5.0));
+    /* and the step moves w, not b, nor b's moments */
+    ck_assert_int_eq(llm_adamw_init(&opt, &ps, &fixture_config, NULL), LLM_OK);
+    memcpy(before, ps.items[0].value.data, sizeof before);
+    ck_assert_int_eq(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, NULL), LLM_OK);
+    ck_assert(ps.items[0].value.data[0] != before[0] && ps.items[0].value.data[1] != before[1]);
+    ck_assert(ps.items[1].value.data[0] == 3.0 && ps.items[1].value.data[1] == 3.0);
+    ck_assert(opt.moments[1].m.data[0] == 0.0 && opt.moments[1].v.data[0] == 0.0);
+    /* thawed, it trains again, and a NaN in it is refused again */
+    ck_assert_int_eq(llm_params_set_trainable(&ps, 1, 5, NULL), LLM_OK);
+    ck_assert_int_eq(ps.items[1].trainable, 1);
+    ps.items[1].grad.data[0] = NAN;
+    ck_assert_int_eq(llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), LLM_ERR_NONFINITE);
+    llm_adamw_free(&opt);
+    llm_tape_free(&tape);
+    llm_tensor_free(&x);
+    llm_params_free(&ps);
+}
+END_TEST
+
 Suite *ch22_adamw_suite(void)
 {
     Suite *s = suite_create("ch22 adamw");
     TCase *tc = tcase_create("adamw");
     tcase_add_test(tc, fixture_step_matches_the_digest);
+    tcase_add_test(tc, a_frozen_parameter_gets_no_gradient_no_norm_and_no_update);
     tcase_add_test(tc, zero_gradient_decays_3_to_2_97_and_leaves_a_gain_alone);
     tcase_add_test(tc, bias_correction_at_steps_1_to_3);
     tcase_add_test(tc, groups_decay_only_the_decay_group);

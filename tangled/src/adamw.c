@@ -141,6 +141,8 @@ llm_status llm_grad_clip_multiplier(const llm_params *ps, double max_norm,
                         max_norm);
     for (i = 0; i < ps->count; i++) {
         const llm_tensor *g = &ps->items[i].grad;
+        if (!ps->items[i].trainable)
+            continue;                          /* a frozen gradient does not count */
         memset(idx, 0, sizeof idx);
         for (j = 0; j < g->size; j++) {
             const double x = g->data[adamw_at(g, idx)];
@@ -243,6 +245,8 @@ static llm_status adamw_sweep(llm_adamw *opt, llm_params *ps,
     for (i = 0; i < ps->count; i++) {
         llm_param *p = &ps->items[i];
         llm_adamw_moment *mo = &opt->moments[i];
+        if (!p->trainable)
+            continue;                          /* frozen: value and moments stay */
         memset(idx, 0, sizeof idx);
         for (j = 0; j < p->value.size; j++) {
             double *theta = &p->value.data[adamw_at(&p->value, idx)];

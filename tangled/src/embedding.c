@@ -19,15 +19,15 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
     if (tape->epoch != 0 && !tape->released)      /* else llm_tape_leaf refuses */
         for (i = 0; i < tape->count; i++) {
             const llm_node *n = &tape->nodes[i];
-            if (n->op == &llm_op_leaf && n->grad == &p->grad
-                && n->value.data == p->value.data) {
+            if (n->op == &llm_op_leaf && n->value.data == p->value.data
+                && (n->grad == &p->grad || n->grad == NULL)) {
                 out->id = i;
                 out->epoch = tape->epoch;
                 return LLM_OK;
             }
         }
-    return llm_pass(err, llm_tape_leaf(tape, &p->value, &p->grad, out, err),
-                    "param.leaf");
+    return llm_pass(err, llm_tape_leaf(tape, &p->value, p->trainable ? &p->grad : NULL,
+                                       out, err), "param.leaf");
 }
 llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *prefix,
                               size_t vocab, size_t width, llm_rng *rng,

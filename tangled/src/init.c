@@ -143,6 +143,18 @@ llm_status llm_params_find(const llm_params *ps, const char *name, size_t *index
     return llm_fail(err, LLM_ERR_NAME, "params.find",
                     "no parameter is named '%.63s'", name);
 }
+
+llm_status llm_params_set_trainable(llm_params *ps, size_t index, int trainable,
+                                    llm_error *err)
+{
+    if (ps == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.set_trainable", "no parameter list");
+    if (index >= ps->count)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.set_trainable",
+                        "parameter %zu of a list of %zu", index, ps->count);
+    ps->items[index].trainable = trainable != 0;
+    return LLM_OK;
+}
 static llm_status check_new_name(const llm_params *ps, const char *name,
                                  const char *stage, llm_error *err)
 {
@@ -186,6 +198,7 @@ static llm_status append(llm_params *ps, const char *name, llm_tensor *value,
     p->value = *value;
     p->grad = grad;
     p->decay = decay;
+    p->trainable = 1;
     return LLM_OK;
 }
 llm_status llm_params_add_xavier(llm_params *ps, const char *name, size_t fan_in,

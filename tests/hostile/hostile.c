@@ -493,6 +493,15 @@ static void model_calls(void)
                 mu.factor = chance(80) ? 1.0 : value();
                 if (chance(20))
                     ps.items[draw(ps.count)].grad.data[0] = value();
+                if (chance(20)) {                  /* freeze or thaw any parameter, or none */
+                    const size_t index = chance(80) ? draw(ps.count) : index_near(SIZE_MAX);
+                    const int was = index < ps.count ? ps.items[index].trainable : -1;
+                    memset(&err, 0, sizeof err);
+                    st = llm_params_set_trainable(chance(5) ? NULL : &ps, index,
+                                                  (int)draw(3), &err);
+                    judge("params.set_trainable", st, &err,
+                          st == LLM_OK || index >= ps.count || ps.items[index].trainable == was);
+                }
                 memset(&err, 0, sizeof err);
                 st = llm_adamw_step(&opt, &ps, mu, chance(80) ? 1e-3 : value(), &err);
                 judge("adamw.step", st, &err,

@@ -22,12 +22,13 @@ llm_status llm_xavier_uniform(llm_tensor *out, size_t fan_in, size_t fan_out,
 
 /* A named parameter: its value and the gradient that reverse mode
    accumulates into (same shape, zeros); decay is 1 when weight decay
-   applies. */
+   applies; trainable is 1 unless the parameter is frozen. */
 typedef struct llm_param {
     char name[LLM_PARAM_NAME_MAX];
     llm_tensor value;
     llm_tensor grad;
     int decay;
+    int trainable;    /* 0: no gradient, no update (llm_params_set_trainable) */
 } llm_param;
 
 /* An ordered list of parameters with unique, valid names; owns them. */
@@ -60,6 +61,13 @@ llm_status llm_param_name_check(const char *name, llm_error *err);
    *index is not touched. */
 llm_status llm_params_find(const llm_params *ps, const char *name, size_t *index,
                            llm_error *err);
+
+/* Freezes parameter index (trainable = 0) or thaws it (any other value).
+   A leaf recorded before the change keeps its accumulator or its lack of
+   one; the next recording follows the flag.
+   Errors: LLM_ERR_ARGUMENT (ps is NULL, index >= ps->count). */
+llm_status llm_params_set_trainable(llm_params *ps, size_t index, int trainable,
+                                    llm_error *err);
 /* Appends name: a Xavier-uniform [fan_in, fan_out] value drawn from rng, a
    zero gradient, decay 1. Errors: LLM_ERR_ARGUMENT (null ps or rng, a zero
    fan), LLM_ERR_NAME (name breaks the rules or is taken), LLM_ERR_OVERFLOW,
@@ -76,9 +84,10 @@ llm_status llm_params_add_const(llm_params *ps, const char *name, size_t rank,
                                 const size_t *shape, double value, int decay,
                                 llm_error *err);
 /* The handle of parameter index of ps on tape: the leaf already recorded
-   for it in the current recording (its value and its grad), else a new leaf
-   that accumulates into its grad. Add no parameter to ps while a recording
-   holds its leaves: growing the list may move the grad tensors they point to.
+   for it in the current recording (its value), else a new leaf that
+   accumulates into its grad, or has no grad when the parameter is frozen.
+   Add no parameter to ps while a recording holds its leaves: growing the
+   list may move the grad tensors they point to.
    Errors: LLM_ERR_ARGUMENT (null tape, ps or out; index >= ps->count) and
    those of llm_tape_leaf. On failure *out is not touched. */
 llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
