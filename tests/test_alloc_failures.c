@@ -224,7 +224,8 @@ END_TEST
 
 START_TEST(decoder_rope_and_optimiser_constructors)
 {
-    static const llm_decoder_config cfg = {7, 4, 2, 6, 2, 5, 10000.0, 1e-6};
+    static const llm_decoder_config cfg = {7, 4, 2, 6, 2, 5, 10000.0, 1e-6, 0};
+    static const llm_decoder_config untied = {7, 4, 2, 6, 2, 5, 10000.0, 1e-6, 1};
     static const llm_adamw_config acfg = {0.9, 0.999, 1e-8, 0.01};
     llm_params ps;
     llm_rng rng, rng0;
@@ -241,6 +242,10 @@ START_TEST(decoder_rope_and_optimiser_constructors)
          memcmp(&dec, &dec0, sizeof dec) == 0 && ps.count == 0 && rng.state == rng0.state,
          (llm_decoder_free(&dec), llm_params_truncate(&ps, 0), rng = rng0));
     ck_assert_uint_ge(used, 2 * (2 + 9 * 2));
+    WALK(&used, dec = dec0, llm_decoder_init(&dec, &ps, &untied, &rng, &err),
+         memcmp(&dec, &dec0, sizeof dec) == 0 && ps.count == 0 && rng.state == rng0.state,
+         (llm_decoder_free(&dec), llm_params_truncate(&ps, 0), rng = rng0));
+    ck_assert_uint_ge(used, 2 * (3 + 9 * 2));               /* the head's weight too */
     memset(&rope0, 0x5a, sizeof rope0);
     WALK(&used, rope = rope0, llm_rope_init(&rope, 2, 10000.0, 5, LLM_ROPE_ADJACENT, &err),
          memcmp(&rope, &rope0, sizeof rope) == 0, llm_rope_free(&rope));
@@ -263,7 +268,7 @@ typedef struct model {
     llm_tape tape;
 } model;
 
-static const llm_decoder_config model_cfg = {7, 4, 2, 6, 2, 5, 10000.0, 1e-6};
+static const llm_decoder_config model_cfg = {7, 4, 2, 6, 2, 5, 10000.0, 1e-6, 0};
 static const size_t model_ids[4] = {6, 0, 3, 5}, model_targets[4] = {0, 3, 5, 1};
 
 /* A tape of capacity 1, so that the walks also fail the tape's growth. */

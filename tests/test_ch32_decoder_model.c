@@ -14,7 +14,7 @@
 #include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 #include "support.h"
 
-static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6};
+static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6, 0};
 static const size_t fix_ids[3] = {0, 1, 2}, fix_targets[3] = {1, 2, 3};
 static const double probe_table[20] = {0.8, -0.2, 0.1, 0.4, -0.3, 0.7, 0.2, -0.1,
                                        0.5, 0.1, -0.6, 0.3, -0.4, -0.2, 0.9, 0.1,
@@ -139,7 +139,7 @@ END_TEST
    3 D F) numbers, no more. */
 START_TEST(test_counts_and_draws)
 {
-    const llm_decoder_config cfg = {40, 12, 2, 32, 3, 8, 10000.0, 1e-6};
+    const llm_decoder_config cfg = {40, 12, 2, 32, 3, 8, 10000.0, 1e-6, 0};
     llm_rng a, b;
     llm_params ps;
     llm_decoder dec;
@@ -407,6 +407,67 @@ START_TEST(test_gradients_against_differences)
 }
 END_TEST
 
+/* The untied head: one matrix more, drawn last, its own gradient. */
+START_TEST(test_untied_head)
+{
+    llm_decoder_config ucfg = fix_cfg;
+    model tied, untied;
+    objective o;
+    llm_var z, l;
+    const llm_tensor *zv;
+    llm_error err;
+    size_t i, scalars = 0;
+    ucfg.untied_head = 1;
+    build(&tied, &fix_cfg, 32);
+    build(&untied, &ucfg, 32);
+    ck_assert_uint_eq(untied.ps.count, tied.ps.count + 1);        /* 21 tensors */
+    for (i = 0; i < untied.ps.count; i++)
+        scalars += untied.ps.items[i].value.size;
+    ck_assert_uint_eq(scalars, 284);                                /* 2VD + ... + D */
+    for (i = 0; i < tied.ps.count; i++) {                           /* the same draws first */
+        ck_assert_str_eq(untied.ps.items[i].name, tied.ps.items[i].name);
+        ck_assert(memcmp(untied.ps.items[i].value.data, tied.ps.items[i].value.data,
+                         tied.ps.items[i].value.size * sizeof(double)) == 0);
+    }
+    ck_assert_str_eq(untied.ps.items[20].name, "output.weight");
+    ck_assert_uint_eq(untied.ps.items[20].value.rank, 2);
+    ck_assert_uint_eq(untied.ps.items[20].value.shape[0], 4);       /* [D, V] */
+    ck_assert_uint_eq(untied.ps.items[20].value.shape[1], 5);
+    ck_assert_int_eq(llm_decoder_loss(&untied.dec, &untied.ps, &untied.tape, fix_ids,
+                                      fix_targets, 1, 3, &z, &l, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_value(&untied.tape, z, &zv, NULL), LLM_OK);
+    ck_assert_uint_eq(zv->rank, 3);
+    ck_assert_uint_eq(zv->shape[2], 5);
+    /* a list with the wrong head is refused before anything is recorded */
+    ck_assert_int_eq(llm_decoder_forward(&untied.dec, &tied.ps, &untied.tape, fix_ids, 1, 3,
+                                         0, NULL, &z, &err), LLM_ERR_SHAPE);
+    ck_assert_int_eq(llm_decoder_forward(&tied.dec, &untied.ps, &tied.tape, fix_ids, 1, 3,
+                                         0, NULL, &z, &err), LLM_ERR_SHAPE);
+    /* every tensor's gradient, the head's included, against differences */
+    o.m = &untied;
+    o.ids = fix_ids;
+    o.targets = fix_targets;
+    o.T = 3;
+    analytic(&o);
+    ck_assert_uint_eq(check_all(&o, 5), 16 * 5 + 5 * 4);
+    destroy(&tied);
+    destroy(&untied);
+    /* untied_head is 0 or 1 */
+    ucfg.untied_head = 2;
+    {
+        llm_decoder d;
+        llm_params ps;
+        llm_rng rng;
+        llm_rng_seed(&rng, 1);
+        ck_assert_int_eq(llm_params_init(&ps, NULL), LLM_OK);
+        ck_assert_int_eq(llm_decoder_init(&d, &ps, &ucfg, &rng, &err), LLM_ERR_CONFIG);
+        ck_assert_str_eq(err.stage, "decoder.init");
+        ck_assert_uint_eq(ps.count, 0);
+        llm_params_free(&ps);
+    }
+}
+END_TEST
+
 START_TEST(test_init_refusals)
 {
     static const struct {
@@ -620,7 +681,7 @@ END_TEST
    the forward pass accepts the decoder's own list, and the loss is finite. */
 START_TEST(test_every_width_different)
 {
-    static const llm_decoder_config cfg = {7, 8, 2, 12, 3, 5, 10000.0, 1e-6};
+    static const llm_decoder_config cfg = {7, 8, 2, 12, 3, 5, 10000.0, 1e-6, 0};
     static const size_t ids[4] = {6, 0, 3, 5}, targets[4] = {0, 3, 5, 1};
     static const char *const part[9] = {
         "attention_norm.gain", "attention.query.weight", "attention.key.weight",
@@ -675,6 +736,7 @@ Suite *ch32_decoder_model_suite(void)
     tcase_add_test(tc, test_batch_offset_replay);
     tcase_add_test(tc, test_tied_gradient_is_the_sum);
     tcase_add_test(tc, test_gradients_against_differences);
+    tcase_add_test(tc, test_untied_head);
     tcase_add_test(tc, test_init_refusals);
     tcase_add_test(tc, test_forward_refusals);
     tcase_add_test(tc, test_loss_refusals);

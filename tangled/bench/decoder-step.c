@@ -149,7 +149,7 @@ static double report(const char *title, double ms[PHASES][ROUNDS * TIMED],
 }
 int main(int argc, char **argv)
 {
-    static const llm_decoder_config cfg = {79, 64, 2, 128, 2, CONTEXT, 10000.0, 1e-6};
+    static const llm_decoder_config cfg = {79, 64, 2, 128, 2, CONTEXT, 10000.0, 1e-6, 0};
     static const llm_adamw_config acfg = {0.9, 0.999, 1e-8, 0.01};
     static double ms[2][PHASES][ROUNDS * TIMED], pf[2][PHASES][ROUNDS * TIMED];
     static bench b;

@@ -12,7 +12,7 @@
 #define DEMO "ch32"
 
 /* The reference course's seed-32 decoder and its input. */
-static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6};
+static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6, 0};
 static const size_t fix_ids[3] = {0, 1, 2}, fix_targets[3] = {1, 2, 3};
 
 /* The zero-layer probe: its table [5, 4], its final gain, its input. */

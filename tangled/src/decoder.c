@@ -24,6 +24,9 @@ static llm_status config_check(const llm_decoder_config *c, const char *stage,
                         "the RoPE base must be finite and positive");
     if (!isfinite(c->eps) || c->eps < 0)
         return llm_fail(err, LLM_ERR_CONFIG, stage, "eps must be finite and >= 0");
+    if (c->untied_head != 0 && c->untied_head != 1)
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "untied_head is 0 (the tied head) or 1, not %d", c->untied_head);
     return LLM_OK;
 }
 llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_config *cfg,
@@ -63,6 +66,8 @@ llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_
     }
     if (st == LLM_OK)
         st = llm_rmsnorm_init(&d.final_norm, ps, "final_norm", cfg->d_model, cfg->eps, err);
+    if (st == LLM_OK && cfg->untied_head)  /* drawn last: a tied model's bits stay */
+        st = llm_linear_init(&d.head, ps, "output", cfg->d_model, cfg->vocab, 0, rng, err);
     if (st != LLM_OK) {
         llm_params_truncate(ps, 0);
         llm_rope_free(&d.rope);
@@ -83,7 +88,8 @@ void llm_decoder_free(llm_decoder *dec)
     memset(dec, 0, sizeof *dec);
 }
 /* The name, rank and shape that position i of a decoder's parameter list
-   must have: token_embedding.weight, nine tensors per block, final_norm.gain. */
+   must have: token_embedding.weight, nine tensors per block, final_norm.gain,
+   and output.weight [D, V] for an untied head. */
 static void expected_param(const llm_decoder_config *c, size_t i, char *name,
                            size_t size, size_t *rank, size_t shape[2])
 {
@@ -102,6 +108,11 @@ static void expected_param(const llm_decoder_config *c, size_t i, char *name,
         snprintf(name, size, "final_norm.gain");
         *rank = 1;
         shape[0] = D;
+    } else if (i == 2 + 9 * c->n_layers) {
+        snprintf(name, size, "output.weight");
+        *rank = 2;
+        shape[0] = D;
+        shape[1] = c->vocab;
     } else {
         k = (i - 1) % 9;
         snprintf(name, size, "blocks.%zu.%s", (i - 1) / 9, part[k]);
@@ -115,7 +126,7 @@ static llm_status params_check(const llm_decoder_config *c, const llm_params *ps
                                const char *stage, llm_error *err)
 {
     char name[96], got[64], want_shape[64];
-    size_t i, rank, shape[2], want = 2 + 9 * c->n_layers;
+    size_t i, rank, shape[2], want = 2 + 9 * c->n_layers + (c->untied_head ? 1 : 0);
     const llm_tensor *v;
     if (ps->count != want)
         return llm_fail(err, LLM_ERR_SHAPE, stage,
@@ -195,9 +206,11 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
         st = llm_rmsnorm_forward(&dec->final_norm, ps, tape, x, &x, err);
     if (st == LLM_OK && h != NULL)
         h[L + 1] = x;
-    if (st == LLM_OK)   /* the same leaf the lookup read: one table, no copy */
+    if (st == LLM_OK && dec->config.untied_head)     /* [B, T, D] x [D, V] */
+        st = llm_linear_forward(&dec->head, ps, tape, x, &out, err);
+    else if (st == LLM_OK)   /* the same leaf the lookup read: one table, no copy */
         st = llm_param_leaf(tape, ps, dec->embedding.weight, &table, err);
-    if (st == LLM_OK)   /* [B, T, D] x [V, D]^T -> [B, T, V] */
+    if (st == LLM_OK && !dec->config.untied_head)   /* [B, T, D] x [V, D]^T -> [B, T, V] */
         st = llm_tape_matmul(tape, x, table, 0, 1, &out, err);
     if (st == LLM_OK && h != NULL)
         memcpy(hidden, h, (L + 2) * sizeof *h);

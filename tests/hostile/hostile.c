@@ -415,6 +415,7 @@ static void model_calls(void)
     cfg.context = small();
     cfg.rope_base = chance(70) ? 10000.0 : positive();
     cfg.eps = chance(70) ? 1e-6 : positive() - 1.0;
+    cfg.untied_head = chance(60) ? 0 : chance(90) ? 1 : (int)draw(5) - 2;
     if (cfg.vocab > 8 && chance(80))
         cfg.vocab = 1 + draw(8);
     if (cfg.d_ff > 8 && chance(80))

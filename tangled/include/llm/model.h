@@ -66,24 +66,30 @@ typedef struct llm_decoder_config {
     size_t context;     /* P: positions 0 .. P-1 */
     double rope_base;   /* finite, > 0 */
     double eps;         /* the RMSNorm epsilon, finite, >= 0 */
+    int untied_head;    /* 0: the head is the embedding table (tied); 1: a
+                           matrix of its own, output.weight [D, V] */
 } llm_decoder_config;
 
-/* Embedding, n_layers pre-norm blocks, a final RMSNorm and the tied head:
-   logits = RMSNorm(blocks(E[z])) E^T. There is no separate head matrix. */
+/* Embedding, n_layers pre-norm blocks, a final RMSNorm and the head. Tied:
+   logits = RMSNorm(blocks(E[z])) E^T, no separate matrix. Untied:
+   logits = RMSNorm(blocks(E[z])) U with U = output.weight. */
 typedef struct llm_decoder {
     llm_decoder_config config;
     llm_embedding embedding;   /* token_embedding.weight [V, D] */
     llm_block *blocks;         /* blocks.<l>.*, l = 0 .. L-1 */
     llm_rmsnorm final_norm;    /* final_norm.gain [D] */
+    llm_linear head;           /* untied only: output.weight [D, V], no bias */
     llm_rope rope;             /* head width D / H, capacity P, adjacent pairs */
 } llm_decoder;
 /* Checks cfg and appends token_embedding.weight, each block's nine
    tensors and final_norm.gain to ps (2 + 9 L tensors,
-   V D + L (2 D + 4 D^2 + 3 D F) + D numbers), drawing from rng in that
-   order. ps must be empty.
+   V D + L (2 D + 4 D^2 + 3 D F) + D numbers), and for an untied head
+   output.weight after them (one tensor and V D numbers more), drawing from
+   rng in that order. ps must be empty.
    Errors: LLM_ERR_ARGUMENT (a null pointer; ps not empty), LLM_ERR_CONFIG
    (a zero size, heads that do not divide D, an odd head width, a base
-   that is not finite and positive, an eps that is negative or not finite),
+   that is not finite and positive, an eps that is negative or not finite,
+   an untied_head other than 0 or 1),
    and those of the layers (LLM_ERR_NAME, LLM_ERR_OVERFLOW, LLM_ERR_ALLOC).
    Stage "decoder.init". On failure *dec and *rng are not touched
    and ps holds the parameters it held (llm_params_truncate). */
