@@ -603,11 +603,87 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_outputs_alone)
 }
 END_TEST
 
+/* Grouped widths: a query of 4, a key and a value of 2, from width 3. */
+START_TEST(grouped_projections_have_their_own_widths)
+{
+    static const double xs[6] = {1, 0, -1, 0.5, 2, -0.5};
+    const size_t s23[2] = {2, 3};
+    llm_params ps, same;
+    llm_qkv g, e, marker, out;
+    llm_rng rng, rng2, before;
+    llm_tape tape;
+    llm_tensor x;
+    llm_var vx, q, k, v;
+    const llm_tensor *t;
+    llm_error err;
+    ck_assert_int_eq(llm_params_init(&ps, NULL), LLM_OK);
+    ck_assert_int_eq(llm_params_init(&same, NULL), LLM_OK);
+    llm_rng_seed(&rng, 40);
+    rng2 = rng;
+    ck_assert_int_eq(llm_qkv_init_grouped(&g, &ps, "attn", 3, 4, 2, &rng, NULL), LLM_OK);
+    ck_assert_uint_eq(g.d_k, 4);
+    ck_assert_uint_eq(g.d_kv, 2);
+    ck_assert_uint_eq(ps.items[0].value.shape[1], 4);          /* query [3, 4] */
+    ck_assert_uint_eq(ps.items[1].value.shape[1], 2);          /* key   [3, 2] */
+    ck_assert_uint_eq(ps.items[2].value.shape[1], 2);          /* value [3, 2] */
+    /* equal widths through the grouped constructor are llm_qkv_init, draw for draw */
+    ck_assert_int_eq(llm_qkv_init_grouped(&e, &same, "attn", 3, 2, 2, &rng2, NULL), LLM_OK);
+    {
+        llm_params ref;
+        llm_qkv r;
+        llm_rng rng3;
+        size_t i;
+        llm_rng_seed(&rng3, 40);
+        ck_assert_int_eq(llm_params_init(&ref, NULL), LLM_OK);
+        ck_assert_int_eq(llm_qkv_init(&r, &ref, "attn", 3, 2, &rng3, NULL), LLM_OK);
+        ck_assert_uint_eq(r.d_kv, 2);
+        for (i = 0; i < 3; i++)
+            ck_assert(memcmp(ref.items[i].value.data, same.items[i].value.data,
+                             6 * sizeof(double)) == 0);
+        ck_assert(rng3.state == rng2.state);
+        llm_params_free(&ref);
+    }
+    /* the forward pass gives each output its own width */
+    ck_assert_int_eq(llm_tensor_from(&x, 2, s23, xs, 6, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &x, &vx, NULL), LLM_OK);
+    ck_assert_int_eq(llm_qkv_forward(&g, &ps, &tape, vx, &q, &k, &v, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_value(&tape, q, &t, NULL), LLM_OK);
+    ck_assert_uint_eq(t->shape[1], 4);
+    ck_assert_int_eq(llm_tape_value(&tape, k, &t, NULL), LLM_OK);
+    ck_assert_uint_eq(t->shape[1], 2);
+    ck_assert_int_eq(llm_tape_value(&tape, v, &t, NULL), LLM_OK);
+    ck_assert_uint_eq(t->shape[1], 2);
+    /* a grouped layer read against an ungrouped list is refused */
+    ck_assert_int_eq(llm_qkv_forward(&g, &same, &tape, vx, &q, &k, &v, &err), LLM_ERR_SHAPE);
+    ck_assert_str_eq(err.stage, "qkv.forward");
+    /* refusals: a zero width, under the grouped stage; nothing changes */
+    memset(&marker, 0x5a, sizeof marker);
+    out = marker;
+    before = rng;
+    ck_assert_int_eq(llm_qkv_init_grouped(&out, &ps, "b", 3, 4, 0, &rng, &err),
+                     LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "qkv.init_grouped");
+    ck_assert_ptr_nonnull(strstr(err.message, "widths 4 and 0"));
+    ck_assert_int_eq(llm_qkv_init_grouped(&out, &ps, "attn", 3, 4, 2, &rng, &err),
+                     LLM_ERR_NAME);                               /* taken */
+    ck_assert_str_eq(where(&err), "qkv.init_grouped <- params.add_xavier");
+    ck_assert(memcmp(&out, &marker, sizeof out) == 0);
+    ck_assert(rng.state == before.state);
+    ck_assert_uint_eq(ps.count, 3);
+    llm_tape_free(&tape);
+    llm_tensor_free(&x);
+    llm_params_free(&ps);
+    llm_params_free(&same);
+}
+END_TEST
+
 Suite *ch26_qkv_projections_suite(void)
 {
     Suite *s = suite_create("ch26 qkv projections");
     TCase *tc = tcase_create("qkv");
     tcase_add_test(tc, init_draws_query_key_value_in_row_major_order);
+    tcase_add_test(tc, grouped_projections_have_their_own_widths);
     tcase_add_test(tc, a_replay_from_seed_26_is_bit_identical);
     tcase_add_test(tc, init_appends_after_existing_parameters);
     tcase_add_test(tc, init_refusals_touch_neither_projections_list_nor_generator);

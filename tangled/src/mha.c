@@ -142,6 +142,7 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
     if (mha->n_heads == 0 || mha->head_dim % 2 != 0 || mha->head_dim == 0
         || mha->d_model / mha->n_heads != mha->head_dim || mha->d_model % mha->n_heads != 0
         || mha->qkv.d_model != mha->d_model || mha->qkv.d_k != mha->d_model
+        || mha->qkv.d_kv != mha->d_model
         || mha->output.d_in != mha->d_model || mha->output.d_out != mha->d_model)
         return llm_fail(err, LLM_ERR_CONFIG, stage,
                         "the layer (D %zu, %zu heads of width %zu) is not one llm_mha_init "

@@ -6,18 +6,21 @@
 
 /* The longest name the projections make is <prefix>.query.weight (value
    has as many letters, key fewer); it must fit in a parameter name. */
-static llm_status check_prefix(const char *prefix, llm_error *err)
+static llm_status check_prefix(const char *prefix, const char *stage, llm_error *err)
 {
     size_t np = strlen(prefix);
     if (np + sizeof ".query.weight" - 1 >= LLM_PARAM_NAME_MAX)
-        return llm_fail(err, LLM_ERR_NAME, "qkv.init",
+        return llm_fail(err, LLM_ERR_NAME, stage,
                         "'%.24s...' + '.query.weight' would have %zu characters; a "
                         "name has at most %d", prefix, np + sizeof ".query.weight" - 1,
                         LLM_PARAM_NAME_MAX - 1);
     return LLM_OK;
 }
-llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
-                        size_t d_model, size_t d_k, llm_rng *rng, llm_error *err)
+/* Both constructors: widths d_q for the query and d_kv for the key and
+   the value, refusals under stage. */
+static llm_status qkv_make(llm_qkv *qkv, llm_params *ps, const char *prefix,
+                           size_t d_model, size_t d_k, size_t d_kv, llm_rng *rng,
+                           const char *stage, llm_error *err)
 {
     static const char *const part[3] = {"query", "key", "value"};
     char name[LLM_PARAM_NAME_MAX];
@@ -27,16 +30,20 @@ llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
     size_t start, k;
     llm_status st;
     if (qkv == NULL || ps == NULL || prefix == NULL || rng == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.init",
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "projections, a parameter list, a prefix and a generator are "
                         "required");
-    if (d_model == 0 || d_k == 0)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.init",
+    if ((d_model == 0 || d_k == 0) && d_kv == d_k)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "'%.40s' projects width %zu to width %zu; both must be positive",
                         prefix, d_model, d_k);
-    st = check_prefix(prefix, err);
+    if (d_model == 0 || d_k == 0 || d_kv == 0)
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "'%.40s' projects width %zu to widths %zu and %zu; all must be "
+                        "positive", prefix, d_model, d_k, d_kv);
+    st = check_prefix(prefix, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "qkv.init");
+        return st;
     lin[0] = &made.query;
     lin[1] = &made.key;
     lin[2] = &made.value;
@@ -44,21 +51,37 @@ llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
     trial = *rng;
     for (k = 0; k < 3 && st == LLM_OK; k++) {
         snprintf(name, sizeof name, "%s.%s", prefix, part[k]);     /* fits: checked */
-        st = llm_linear_init(lin[k], ps, name, d_model, d_k, 0, &trial, err);
+        st = llm_linear_init(lin[k], ps, name, d_model, k == 0 ? d_k : d_kv, 0, &trial,
+                             err);
     }
     if (st != LLM_OK) {
         llm_params_truncate(ps, start);
-        return llm_pass(err, st, "qkv.init");
+        return llm_pass(err, st, stage);
     }
     made.d_model = d_model;
     made.d_k = d_k;
+    made.d_kv = d_kv;
     *rng = trial;
     *qkv = made;
     return LLM_OK;
 }
-/* The weight of projection what sits in ps and is [d_model, d_k]. */
+
+llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
+                        size_t d_model, size_t d_k, llm_rng *rng, llm_error *err)
+{
+    return qkv_make(qkv, ps, prefix, d_model, d_k, d_k, rng, "qkv.init", err);
+}
+
+llm_status llm_qkv_init_grouped(llm_qkv *qkv, llm_params *ps, const char *prefix,
+                                size_t d_model, size_t d_q, size_t d_kv, llm_rng *rng,
+                                llm_error *err)
+{
+    return qkv_make(qkv, ps, prefix, d_model, d_q, d_kv, rng, "qkv.init_grouped", err);
+}
+/* The weight of projection what sits in ps and is [d_model, width]. */
 static llm_status check_weight(const llm_qkv *qkv, const llm_params *ps,
-                               const llm_linear *lin, const char *what, llm_error *err)
+                               const llm_linear *lin, size_t width, const char *what,
+                               llm_error *err)
 {
     const llm_tensor *w;
     if (lin->weight >= ps->count)
@@ -66,11 +89,11 @@ static llm_status check_weight(const llm_qkv *qkv, const llm_params *ps,
                         "the %s weight is parameter %zu, but the list has %zu", what,
                         lin->weight, ps->count);
     w = &ps->items[lin->weight].value;
-    if (lin->has_bias || lin->d_in != qkv->d_model || lin->d_out != qkv->d_k
-        || w->rank != 2 || w->shape[0] != qkv->d_model || w->shape[1] != qkv->d_k)
+    if (lin->has_bias || lin->d_in != qkv->d_model || lin->d_out != width
+        || w->rank != 2 || w->shape[0] != qkv->d_model || w->shape[1] != width)
         return llm_fail(err, LLM_ERR_SHAPE, "qkv.forward",
                         "the %s weight '%s' is not a bias-free [%zu, %zu] projection",
-                        what, ps->items[lin->weight].name, qkv->d_model, qkv->d_k);
+                        what, ps->items[lin->weight].name, qkv->d_model, width);
     return LLM_OK;
 }
 llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
@@ -88,11 +111,11 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
     if (q == k || k == v || q == v)
         return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.forward",
                         "q, k and v must be three different variables");
-    st = check_weight(qkv, ps, &qkv->query, "query", err);
+    st = check_weight(qkv, ps, &qkv->query, qkv->d_k, "query", err);
     if (st == LLM_OK)
-        st = check_weight(qkv, ps, &qkv->key, "key", err);
+        st = check_weight(qkv, ps, &qkv->key, qkv->d_kv, "key", err);
     if (st == LLM_OK)
-        st = check_weight(qkv, ps, &qkv->value, "value", err);
+        st = check_weight(qkv, ps, &qkv->value, qkv->d_kv, "value", err);
     if (st == LLM_OK)
         st = llm_tape_value(tape, x, &xv, err);
     if (st != LLM_OK)

@@ -428,6 +428,22 @@ static void model_calls(void)
     r0 = r;
     if (llm_params_init(&ps, NULL) != LLM_OK)
         exit(4);
+    {                                   /* grouped projections of any widths */
+        llm_params gp;
+        llm_qkv g, gmark;
+        llm_rng gr = r, gr0 = r;
+        if (llm_params_init(&gp, NULL) != LLM_OK)
+            exit(4);
+        memset(&gmark, 0x5a, sizeof gmark);
+        g = gmark;
+        memset(&err, 0, sizeof err);
+        st = llm_qkv_init_grouped(&g, chance(5) ? NULL : &gp, chance(90) ? "g" : "G",
+                                  small(), small(), small(), &gr, &err);
+        judge("qkv.init_grouped", st, &err,
+              st == LLM_OK || (memcmp(&g, &gmark, sizeof g) == 0 && gp.count == 0 &&
+                               gr.state == gr0.state));
+        llm_params_free(&gp);
+    }
     memset(&dmark, 0x5a, sizeof dmark);
     dec = dmark;
     memset(&err, 0, sizeof err);

@@ -6,14 +6,16 @@
 #include "llm/nn.h"
 
 /* The query, key and value projections of one attention head: three
-   bias-free linear layers of chapter 19, each [d_model, d_k], named
-   <prefix>.query, <prefix>.key and <prefix>.value. */
+   bias-free linear layers of chapter 19, named <prefix>.query,
+   <prefix>.key and <prefix>.value; [d_model, d_k] each, unless grouped
+   (llm_qkv_init_grouped), when the key and the value are [d_model, d_kv]. */
 typedef struct llm_qkv {
     size_t d_model;   /* D, the width of a position */
-    size_t d_k;       /* the width of a query, a key and a value */
+    size_t d_k;       /* the width of a query (and of a key and a value) */
+    size_t d_kv;      /* the width of a key and a value: d_k unless grouped */
     llm_linear query; /* <prefix>.query.weight [D, d_k] */
-    llm_linear key;   /* <prefix>.key.weight   [D, d_k] */
-    llm_linear value; /* <prefix>.value.weight [D, d_k] */
+    llm_linear key;   /* <prefix>.key.weight   [D, d_kv] */
+    llm_linear value; /* <prefix>.value.weight [D, d_kv] */
 } llm_qkv;
 
 /* Appends <prefix>.query.weight, <prefix>.key.weight and
@@ -25,13 +27,23 @@ typedef struct llm_qkv {
    are not touched and ps holds the parameters it held (llm_params_truncate). */
 llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
                         size_t d_model, size_t d_k, llm_rng *rng, llm_error *err);
-/* x [..., d_model] -> q, k, v [..., d_k]: records q = x W_q, k = x W_k and
+
+/* As llm_qkv_init, with a query of width d_q and a key and a value of
+   width d_kv: grouped-query attention (chapter 40) shares each key and
+   value head among several query heads, so d_kv divides d_q there; this
+   constructor only asks that both be positive. Errors: as llm_qkv_init.
+   Stage "qkv.init_grouped". */
+llm_status llm_qkv_init_grouped(llm_qkv *qkv, llm_params *ps, const char *prefix,
+                                size_t d_model, size_t d_q, size_t d_kv, llm_rng *rng,
+                                llm_error *err);
+/* x [..., d_model] -> q [..., d_k], k and v [..., d_kv]: records q = x W_q, k = x W_k and
    v = x W_v on tape with chapter 19's llm_linear_forward, in that order.
    Everything that can be refused is checked before the first node is
    recorded. ps must be the list the projections were built in.
    Errors: LLM_ERR_ARGUMENT (null qkv, ps, tape, q, k or v; two outputs
    that are one variable; a weight position outside ps), LLM_ERR_SHAPE (a
-   weight that is not [d_model, d_k]; the last axis of x is not d_model),
+   weight that is not [d_model, d_k] or [d_model, d_kv]; the last axis of
+   x is not d_model),
    LLM_ERR_RANK (x is a scalar), and those of the tape (LLM_ERR_TAPE for a
    stale x, LLM_ERR_ALLOC, LLM_ERR_NONFINITE). A failure midway rewinds the
    projections already recorded (llm_tape_rewind): on failure the tape is
