@@ -1122,6 +1122,58 @@ START_TEST(a_node_is_read_through_llm_tape_node)
 }
 END_TEST
 
+START_TEST(the_tape_lists_its_leaves)
+{
+    static const double xs[4] = {1, 2, 3, 4};
+    const size_t s4[1] = {4};
+    llm_tensor a = make(1, s4, xs), b = make(1, s4, xs), c = make(1, s4, xs), ga, gb;
+    llm_tape tape;
+    llm_var va, vb, vc, y, z;
+    llm_error err;
+    size_t mark;
+    ck_assert_int_eq(llm_tensor_zeros(&ga, 1, s4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tensor_zeros(&gb, 1, s4, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 2, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &a, &ga, &va, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&tape, &c, &vc, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_add(&tape, va, vc, &y, NULL), LLM_OK);
+    mark = llm_tape_mark(&tape);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &b, &gb, &vb, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_mul(&tape, vb, y, &z, NULL), LLM_OK);
+    ck_assert_uint_eq(tape.nleaves, 2);                /* leaves only: not the constant */
+    ck_assert_uint_eq(tape.leaves[0], va.id);
+    ck_assert_uint_eq(tape.leaves[1], vb.id);
+    /* an accumulator shared with a listed leaf is still found */
+    ck_assert_int_eq(llm_tape_leaf(&tape, &c, &gb, &z, &err), LLM_ERR_TAPE);
+    ck_assert_uint_eq(tape.nleaves, 2);
+    ck_assert_int_eq(llm_tape_rewind(&tape, mark, NULL), LLM_OK);
+    ck_assert_uint_eq(tape.nleaves, 1);                /* b's leaf went with the rewind */
+    ck_assert_int_eq(llm_tape_leaf(&tape, &b, &gb, &vb, NULL), LLM_OK);   /* allowed now */
+    ck_assert_uint_eq(tape.leaves[1], mark);
+    /* the list cannot grow: refused, nothing recorded */
+    ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
+    ck_assert_uint_eq(tape.nleaves, 0);
+    {
+        llm_tape fresh;
+        ck_assert_int_eq(llm_tape_init(&fresh, 4, NULL), LLM_OK);
+        llm_alloc_fail_at(1);
+        ck_assert_int_eq(llm_tape_leaf(&fresh, &a, &ga, &va, &err), LLM_ERR_ALLOC);
+        llm_alloc_fail_at(0);
+        ck_assert_str_eq(err.stage, "tape.leaf");
+        ck_assert_uint_eq(fresh.count, 0);
+        ck_assert_uint_eq(fresh.nleaves, 0);
+        llm_tape_free(&fresh);
+    }
+    llm_tape_free(&tape);
+    ck_assert_ptr_null(tape.leaves);
+    llm_tensor_free(&a);
+    llm_tensor_free(&b);
+    llm_tensor_free(&c);
+    llm_tensor_free(&ga);
+    llm_tensor_free(&gb);
+}
+END_TEST
+
 Suite *ch15_tensor_autodiff_core_suite(void)
 {
     Suite *s = suite_create("ch15 tensor autodiff core");
@@ -1139,6 +1191,7 @@ Suite *ch15_tensor_autodiff_core_suite(void)
     tcase_add_test(tc, two_thousand_steps_keep_the_capacity);
     tcase_add_test(tc, names_init_free_and_reuse);
     tcase_add_test(tc, a_node_is_read_through_llm_tape_node);
+    tcase_add_test(tc, the_tape_lists_its_leaves);
     tcase_add_test(tc, init_reset_and_uninitialised_tapes_are_refused);
     tcase_add_test(tc, every_operation_refuses_null_stale_and_foreign_handles);
     tcase_add_test(tc, leaves_refuse_bad_values_and_accumulators);

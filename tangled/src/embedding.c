@@ -8,7 +8,7 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
                           llm_error *err)
 {
     llm_param *p;
-    size_t i;
+    size_t k;
     if (tape == NULL || ps == NULL || out == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "param.leaf",
                         "a tape, a parameter list and an output are required");
@@ -17,10 +17,10 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
                         "parameter %zu of a list of %zu", index, ps->count);
     p = &ps->items[index];
     if (tape->epoch != 0 && !tape->released)      /* else llm_tape_leaf refuses */
-        for (i = 0; i < tape->count; i++) {
+        for (k = 0; k < tape->nleaves; k++) {      /* the tape's leaves, not its nodes */
+            const size_t i = tape->leaves[k];
             const llm_node *n = &tape->nodes[i];
-            if (n->op == &llm_op_leaf && n->value.data == p->value.data
-                && (n->grad == &p->grad || n->grad == NULL)) {
+            if (n->value.data == p->value.data && (n->grad == &p->grad || n->grad == NULL)) {
                 out->id = i;
                 out->epoch = tape->epoch;
                 return LLM_OK;

@@ -57,6 +57,8 @@ llm_status llm_tape_init(llm_tape *tape, size_t capacity, llm_error *err)
     t.capacity = capacity;
     t.epoch = new_epoch();
     t.released = 0;
+    t.leaves = NULL;
+    t.nleaves = t.leaf_room = 0;
     *tape = t;
     return LLM_OK;
 }
@@ -71,6 +73,7 @@ llm_status llm_tape_reset(llm_tape *tape, llm_error *err)
     for (i = 0; i < tape->count; i++)
         release_node(&tape->nodes[i]);
     tape->count = 0;
+    tape->nleaves = 0;
     tape->epoch = new_epoch();
     tape->released = 0;
     return LLM_OK;
@@ -84,6 +87,7 @@ void llm_tape_free(llm_tape *tape)
     for (i = 0; i < tape->count; i++)
         release_node(&tape->nodes[i]);
     free(tape->nodes);
+    free(tape->leaves);
     memset(tape, 0, sizeof *tape);
     llm_alloc_trim();
 }
@@ -148,6 +152,8 @@ llm_status llm_tape_rewind(llm_tape *tape, size_t mark, llm_error *err)
                         "another recording or tape", mark, tape->count);
     while (tape->count > mark)                 /* newest first: views before owners */
         release_node(&tape->nodes[--tape->count]);
+    while (tape->nleaves > 0 && tape->leaves[tape->nleaves - 1] >= mark)
+        tape->nleaves--;
     return LLM_OK;
 }
 /* Room for one more node: the array doubles when it is full. */
@@ -514,13 +520,12 @@ static llm_status check_leaf_memory(const llm_tape *tape, const llm_tensor *valu
                                     const llm_tensor *grad, const char *stage,
                                     llm_error *err)
 {
-    size_t i;
+    size_t k;
     if (grad != NULL && overlaps(grad, value))
         return llm_fail(err, LLM_ERR_TAPE, stage, "the grad shares memory with the value");
-    for (i = 0; i < tape->count; i++) {
+    for (k = 0; k < tape->nleaves; k++) {      /* the leaves only, not every node */
+        const size_t i = tape->leaves[k];
         const llm_node *leaf = &tape->nodes[i];
-        if (leaf->op != &llm_op_leaf)
-            continue;
         if ((grad != NULL && (overlaps(grad, &leaf->value) ||
                               (leaf->grad != NULL && overlaps(grad, leaf->grad)))) ||
             (leaf->grad != NULL && overlaps(value, leaf->grad)))
@@ -529,6 +534,25 @@ static llm_status check_leaf_memory(const llm_tape *tape, const llm_tensor *valu
                             "with a value or another accumulator); record a tensor once "
                             "and reuse its handle", i);
     }
+    return LLM_OK;
+}
+
+/* Room for one more id in the list of leaves: it doubles when full. */
+static llm_status leaf_room(llm_tape *tape, const char *stage, llm_error *err)
+{
+    size_t room;
+    size_t *grown;
+    if (tape->nleaves < tape->leaf_room)
+        return LLM_OK;
+    if (tape->leaf_room > SIZE_MAX / 2 / sizeof(size_t))
+        return llm_fail(err, LLM_ERR_OVERFLOW, stage,
+                        "a list of %zu leaves cannot double", tape->leaf_room);
+    room = tape->leaf_room > 0 ? 2 * tape->leaf_room : 8;
+    grown = llm_realloc(tape->leaves, room * sizeof *grown);
+    if (grown == NULL)
+        return llm_fail(err, LLM_ERR_ALLOC, stage, "cannot list %zu leaves", room);
+    tape->leaves = grown;
+    tape->leaf_room = room;
     return LLM_OK;
 }
 llm_status llm_tape_leaf(llm_tape *tape, const llm_tensor *value, llm_tensor *grad,
@@ -553,14 +577,18 @@ llm_status llm_tape_leaf(llm_tape *tape, const llm_tensor *value, llm_tensor *gr
                             grad->rank, grad->size, value->rank, value->size);
     }
     if ((st = check_leaf_memory(tape, value, grad, stage, err)) != LLM_OK ||
-        (st = check_finite(value, "the value", stage, err)) != LLM_OK)
+        (st = check_finite(value, "the value", stage, err)) != LLM_OK ||
+        (st = leaf_room(tape, stage, err)) != LLM_OK)
         return llm_pass(err, st, "tape.leaf");
     memset(&node, 0, sizeof node);
     node.op = &llm_op_leaf;
     node.value = *value;
     node.value.owns = 0;          /* borrowed: the caller frees it */
     node.grad = grad;
-    return llm_pass(err, append(tape, node, out, stage, err), "tape.leaf");
+    if ((st = append(tape, node, out, stage, err)) != LLM_OK)
+        return st;
+    tape->leaves[tape->nleaves++] = out->id;
+    return LLM_OK;
 }
 
 llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *out,

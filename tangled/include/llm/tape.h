@@ -44,6 +44,9 @@ struct llm_tape {
     size_t capacity;   /* room in nodes before the array must grow */
     size_t epoch;      /* the number of the current recording; 0: not initialised */
     int released;      /* 1 after a backward pass that did not keep the graph */
+    size_t *leaves;    /* leaves[0 .. nleaves-1]: the ids of the leaves, ascending */
+    size_t nleaves;    /* the leaves in the current recording */
+    size_t leaf_room;  /* room in leaves before the array must grow */
 };
 
 /* The short name of an operation: "leaf", "add", ..., "unknown" for NULL. */
