@@ -644,6 +644,50 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
 }
 END_TEST
 
+/* A layer checks a list by the names and shapes it made (chapter 17's
+   llm_param_check under it). */
+START_TEST(a_layer_checks_a_list_by_name_and_shape)
+{
+    llm_params ps, other;
+    llm_linear lin, biasless;
+    llm_rng rng;
+    llm_error err;
+    const size_t s32[2] = {3, 2};
+    ck_assert_int_eq(llm_params_init(&ps, NULL), LLM_OK);
+    ck_assert_int_eq(llm_params_init(&other, NULL), LLM_OK);
+    llm_rng_seed(&rng, 19);
+    ck_assert_int_eq(llm_linear_init(&lin, &ps, "proj", 3, 2, 1, &rng, NULL), LLM_OK);
+    ck_assert_int_eq(llm_linear_init(&biasless, &ps, "out", 2, 3, 0, &rng, NULL), LLM_OK);
+    ck_assert_int_eq(llm_linear_check(&lin, &ps, "proj", &err), LLM_OK);
+    ck_assert_int_eq(llm_linear_check(&biasless, &ps, "out", &err), LLM_OK);
+    /* another prefix: the weight's name is not the one the layer made */
+    ck_assert_int_eq(llm_linear_check(&lin, &ps, "prox", &err), LLM_ERR_NAME);
+    ck_assert_str_eq(where(&err), "linear.check <- param.check");
+    ck_assert_ptr_nonnull(strstr(err.message, "'proj.weight'"));
+    ck_assert_ptr_nonnull(strstr(err.message, "'prox.weight'"));
+    /* the right names at other positions: out's weight is [2, 3], not [3, 2] */
+    biasless.weight = lin.weight;
+    ck_assert_int_eq(llm_linear_check(&biasless, &ps, "proj", &err), LLM_ERR_SHAPE);
+    ck_assert_ptr_nonnull(strstr(err.message, "[3, 2]"));
+    /* a list too short for the layer's positions */
+    ck_assert_int_eq(llm_params_add_const(&other, "proj.weight", 2, s32, 0.5, 1, NULL), LLM_OK);
+    ck_assert_int_eq(llm_linear_check(&lin, &other, "proj", &err), LLM_ERR_SHAPE);
+    ck_assert_str_eq(first_stage(&err), "param.check");
+    ck_assert_ptr_nonnull(strstr(err.message, "list holds 1"));
+    /* null arguments */
+    ck_assert_int_eq(llm_linear_check(NULL, &ps, "proj", &err), LLM_ERR_ARGUMENT);
+    ck_assert_str_eq(err.stage, "linear.check");
+    ck_assert_int_eq(llm_linear_check(&lin, NULL, "proj", &err), LLM_ERR_ARGUMENT);
+    ck_assert_int_eq(llm_linear_check(&lin, &ps, NULL, &err), LLM_ERR_ARGUMENT);
+    ck_assert_int_eq(llm_param_check(NULL, 0, "x", 0, NULL, &err), LLM_ERR_ARGUMENT);
+    ck_assert_int_eq(llm_param_check(&ps, 0, "proj.weight", 2, NULL, &err), LLM_ERR_ARGUMENT);
+    ck_assert_int_eq(llm_param_check(&ps, 0, "proj.weight", 2, s32, &err), LLM_OK);
+    ck_assert_int_eq(llm_param_check(&ps, 0, "proj.weight", 1, s32, &err), LLM_ERR_SHAPE);
+    llm_params_free(&ps);
+    llm_params_free(&other);
+}
+END_TEST
+
 Suite *ch19_linear_layers_suite(void)
 {
     Suite *s = suite_create("ch19 linear layers");
@@ -658,6 +702,7 @@ Suite *ch19_linear_layers_suite(void)
     tcase_add_test(tc, a_strided_input_is_read_through_its_strides);
     tcase_add_test(tc, a_layer_used_twice_records_its_parameters_once);
     tcase_add_test(tc, param_leaf_finds_the_recorded_leaf_or_refuses);
+    tcase_add_test(tc, a_layer_checks_a_list_by_name_and_shape);
     tcase_add_test(tc, every_gradient_coordinate_passes_the_difference_check);
     tcase_add_test(tc, forward_refusals_leave_output_and_tape_untouched);
     suite_add_tcase(s, tc);

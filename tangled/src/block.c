@@ -119,3 +119,24 @@ llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tap
     *y = out;
     return LLM_OK;
 }
+llm_status llm_block_check(const llm_block *blk, const llm_params *ps, const char *prefix,
+                           llm_error *err)
+{
+    char name[2 * LLM_PARAM_NAME_MAX];
+    llm_status st;
+    if (blk == NULL || ps == NULL || prefix == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "block.check",
+                        "a block, a parameter list and a prefix are required");
+    snprintf(name, sizeof name, "%s.attention_norm", prefix);
+    st = llm_rmsnorm_check(&blk->attention_norm, ps, name, err);
+    snprintf(name, sizeof name, "%s.attention", prefix);
+    if (st == LLM_OK)
+        st = llm_mha_check(&blk->attention, ps, name, err);
+    snprintf(name, sizeof name, "%s.ffn_norm", prefix);
+    if (st == LLM_OK)
+        st = llm_rmsnorm_check(&blk->ffn_norm, ps, name, err);
+    snprintf(name, sizeof name, "%s.ffn", prefix);
+    if (st == LLM_OK)
+        st = llm_swiglu_check(&blk->ffn, ps, name, err);
+    return llm_pass(err, st, "block.check");
+}

@@ -87,67 +87,28 @@ void llm_decoder_free(llm_decoder *dec)
     llm_rope_free(&dec->rope);
     memset(dec, 0, sizeof *dec);
 }
-/* The name, rank and shape that position i of a decoder's parameter list
-   must have: token_embedding.weight, nine tensors per block, final_norm.gain,
-   and output.weight [D, V] for an untied head. */
-static void expected_param(const llm_decoder_config *c, size_t i, char *name,
-                           size_t size, size_t *rank, size_t shape[2])
-{
-    static const char *const part[9] = {
-        "attention_norm.gain", "attention.query.weight", "attention.key.weight",
-        "attention.value.weight", "attention.output.weight", "ffn_norm.gain",
-        "ffn.gate.weight", "ffn.up.weight", "ffn.down.weight"};
-    size_t D = c->d_model, F = c->d_ff, k;
-    shape[1] = 0;
-    if (i == 0) {
-        snprintf(name, size, "token_embedding.weight");
-        *rank = 2;
-        shape[0] = c->vocab;
-        shape[1] = D;
-    } else if (i == 1 + 9 * c->n_layers) {
-        snprintf(name, size, "final_norm.gain");
-        *rank = 1;
-        shape[0] = D;
-    } else if (i == 2 + 9 * c->n_layers) {
-        snprintf(name, size, "output.weight");
-        *rank = 2;
-        shape[0] = D;
-        shape[1] = c->vocab;
-    } else {
-        k = (i - 1) % 9;
-        snprintf(name, size, "blocks.%zu.%s", (i - 1) / 9, part[k]);
-        *rank = k == 0 || k == 5 ? 1 : 2;
-        shape[0] = k == 8 ? F : D;
-        if (*rank == 2)
-            shape[1] = k == 6 || k == 7 ? F : D;
-    }
-}
-static llm_status params_check(const llm_decoder_config *c, const llm_params *ps,
+static llm_status params_check(const llm_decoder *dec, const llm_params *ps,
                                const char *stage, llm_error *err)
 {
-    char name[96], got[64], want_shape[64];
-    size_t i, rank, shape[2], want = 2 + 9 * c->n_layers + (c->untied_head ? 1 : 0);
-    const llm_tensor *v;
+    const llm_decoder_config *c = &dec->config;
+    const size_t want = 2 + 9 * c->n_layers + (c->untied_head ? 1 : 0);
+    char name[32];
+    size_t l;
+    llm_status st;
     if (ps->count != want)
         return llm_fail(err, LLM_ERR_SHAPE, stage,
                         "the list holds %zu tensors; the configuration has %zu",
                         ps->count, want);
-    for (i = 0; i < want; i++) {
-        expected_param(c, i, name, sizeof name, &rank, shape);
-        if (strcmp(ps->items[i].name, name) != 0)
-            return llm_fail(err, LLM_ERR_NAME, stage,
-                            "position %zu holds '%.63s'; the configuration has '%.63s' there",
-                            i, ps->items[i].name, name);
-        v = &ps->items[i].value;
-        if (v->rank != rank || v->shape[0] != shape[0] ||
-            (rank == 2 && v->shape[1] != shape[1])) {
-            llm_fmt_sizes(got, sizeof got, v->shape, v->rank < 8 ? v->rank : 8);
-            llm_fmt_sizes(want_shape, sizeof want_shape, shape, rank);
-            return llm_fail(err, LLM_ERR_SHAPE, stage,
-                            "%.63s is %s; the configuration has %s", name, got, want_shape);
-        }
+    st = llm_embedding_check(&dec->embedding, ps, "token_embedding", err);
+    for (l = 0; st == LLM_OK && l < c->n_layers; l++) {
+        snprintf(name, sizeof name, "blocks.%zu", l);
+        st = llm_block_check(&dec->blocks[l], ps, name, err);
     }
-    return LLM_OK;
+    if (st == LLM_OK)
+        st = llm_rmsnorm_check(&dec->final_norm, ps, "final_norm", err);
+    if (st == LLM_OK && c->untied_head)
+        st = llm_linear_check(&dec->head, ps, "output", err);
+    return st;
 }
 static llm_status inputs_check(const llm_decoder *dec, const llm_params *ps,
                                const size_t *ids, size_t batch, size_t T, size_t offset,
@@ -173,7 +134,7 @@ static llm_status inputs_check(const llm_decoder *dec, const llm_params *ps,
             return llm_fail(err, LLM_ERR_INDEX, stage,
                             "token ID %zu at [%zu, %zu] is outside the vocabulary of %zu",
                             ids[i], i / T, i % T, c->vocab);
-    return params_check(c, ps, stage, err);
+    return params_check(dec, ps, stage, err);
 }
 llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
                                const size_t *ids, size_t batch, size_t T, size_t offset,

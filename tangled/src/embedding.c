@@ -104,3 +104,17 @@ llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
         llm_tape_rewind(tape, mark, NULL);    /* a new leaf goes, a found one stays */
     return llm_pass(err, st, "embedding.forward");
 }
+llm_status llm_embedding_check(const llm_embedding *emb, const llm_params *ps,
+                               const char *prefix, llm_error *err)
+{
+    char name[2 * LLM_PARAM_NAME_MAX];
+    size_t shape[2];
+    if (emb == NULL || ps == NULL || prefix == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "embedding.check",
+                        "a layer, a parameter list and a prefix are required");
+    snprintf(name, sizeof name, "%s.weight", prefix);
+    shape[0] = emb->vocab;
+    shape[1] = emb->width;
+    return llm_pass(err, llm_param_check(ps, emb->weight, name, 2, shape, err),
+                    "embedding.check");
+}

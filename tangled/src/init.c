@@ -253,3 +253,29 @@ llm_status llm_params_add_const(llm_params *ps, const char *name, size_t rank,
     return llm_pass(err, append(ps, name, &t, decay != 0, "params.add_const", err),
                     "params.add_const");
 }
+llm_status llm_param_check(const llm_params *ps, size_t index, const char *name,
+                           size_t rank, const size_t *shape, llm_error *err)
+{
+    const llm_param *p;
+    char got[96], want[96];
+    if (ps == NULL || name == NULL || (rank > 0 && shape == NULL))
+        return llm_fail(err, LLM_ERR_ARGUMENT, "param.check",
+                        "a list, a name and a shape are required");
+    if (index >= ps->count)
+        return llm_fail(err, LLM_ERR_SHAPE, "param.check",
+                        "'%.63s' is parameter %zu, but the list holds %zu", name, index,
+                        ps->count);
+    p = &ps->items[index];
+    if (strcmp(p->name, name) != 0)
+        return llm_fail(err, LLM_ERR_NAME, "param.check",
+                        "parameter %zu is '%.63s'; the layer made '%.63s' there", index,
+                        p->name, name);
+    if (p->value.rank != rank ||
+        (rank > 0 && memcmp(p->value.shape, shape, rank * sizeof *shape) != 0))
+        return llm_fail(err, LLM_ERR_SHAPE, "param.check", "'%.63s' is %s; the layer needs %s",
+                        name, llm_fmt_sizes(got, sizeof got, p->value.shape,
+                                            p->value.rank <= LLM_MAX_RANK ? p->value.rank
+                                                                          : LLM_MAX_RANK),
+                        llm_fmt_sizes(want, sizeof want, shape, rank));
+    return LLM_OK;
+}

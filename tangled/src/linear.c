@@ -132,3 +132,22 @@ llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *t
     *y = out;
     return LLM_OK;
 }
+llm_status llm_linear_check(const llm_linear *lin, const llm_params *ps, const char *prefix,
+                            llm_error *err)
+{
+    char name[2 * LLM_PARAM_NAME_MAX];
+    size_t shape[2];
+    llm_status st;
+    if (lin == NULL || ps == NULL || prefix == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "linear.check",
+                        "a layer, a parameter list and a prefix are required");
+    snprintf(name, sizeof name, "%s.weight", prefix);
+    shape[0] = lin->d_in;
+    shape[1] = lin->d_out;
+    st = llm_param_check(ps, lin->weight, name, 2, shape, err);
+    if (st == LLM_OK && lin->has_bias) {
+        snprintf(name, sizeof name, "%s.bias", prefix);
+        st = llm_param_check(ps, lin->bias, name, 1, &lin->d_out, err);
+    }
+    return llm_pass(err, st, "linear.check");
+}

@@ -202,3 +202,17 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
     *y = out;
     return LLM_OK;
 }
+llm_status llm_mha_check(const llm_mha *mha, const llm_params *ps, const char *prefix,
+                         llm_error *err)
+{
+    char name[2 * LLM_PARAM_NAME_MAX];
+    llm_status st;
+    if (mha == NULL || ps == NULL || prefix == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "mha.check",
+                        "a layer, a parameter list and a prefix are required");
+    st = llm_qkv_check(&mha->qkv, ps, prefix, err);
+    snprintf(name, sizeof name, "%s.output", prefix);
+    if (st == LLM_OK)
+        st = llm_linear_check(&mha->output, ps, name, err);
+    return llm_pass(err, st, "mha.check");
+}

@@ -142,3 +142,23 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
     *v = out[2];
     return LLM_OK;
 }
+llm_status llm_qkv_check(const llm_qkv *qkv, const llm_params *ps, const char *prefix,
+                         llm_error *err)
+{
+    static const char *const part[3] = {"query", "key", "value"};
+    const llm_linear *lin[3];
+    char name[2 * LLM_PARAM_NAME_MAX];
+    size_t k;
+    llm_status st = LLM_OK;
+    if (qkv == NULL || ps == NULL || prefix == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.check",
+                        "projections, a parameter list and a prefix are required");
+    lin[0] = &qkv->query;
+    lin[1] = &qkv->key;
+    lin[2] = &qkv->value;
+    for (k = 0; k < 3 && st == LLM_OK; k++) {
+        snprintf(name, sizeof name, "%s.%s", prefix, part[k]);
+        st = llm_linear_check(lin[k], ps, name, err);
+    }
+    return llm_pass(err, st, "qkv.check");
+}

@@ -136,3 +136,14 @@ llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape
     *y = out;
     return LLM_OK;
 }
+llm_status llm_rmsnorm_check(const llm_rmsnorm *norm, const llm_params *ps,
+                             const char *prefix, llm_error *err)
+{
+    char name[2 * LLM_PARAM_NAME_MAX];
+    if (norm == NULL || ps == NULL || prefix == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "rmsnorm.check",
+                        "a layer, a parameter list and a prefix are required");
+    snprintf(name, sizeof name, "%s.gain", prefix);
+    return llm_pass(err, llm_param_check(ps, norm->gain, name, 1, &norm->width, err),
+                    "rmsnorm.check");
+}

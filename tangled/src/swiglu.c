@@ -123,3 +123,24 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
     *y = out;
     return LLM_OK;
 }
+llm_status llm_swiglu_check(const llm_swiglu *ffn, const llm_params *ps, const char *prefix,
+                            llm_error *err)
+{
+    static const char *const part[3] = {"gate", "up", "down"};
+    char name[2 * LLM_PARAM_NAME_MAX];
+    size_t at[3], shape[2], k;
+    llm_status st = LLM_OK;
+    if (ffn == NULL || ps == NULL || prefix == NULL)
+        return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.check",
+                        "a branch, a parameter list and a prefix are required");
+    at[0] = ffn->gate;
+    at[1] = ffn->up;
+    at[2] = ffn->down;
+    for (k = 0; k < 3 && st == LLM_OK; k++) {
+        snprintf(name, sizeof name, "%s.%s.weight", prefix, part[k]);
+        shape[0] = k < 2 ? ffn->d_model : ffn->d_ff;
+        shape[1] = k < 2 ? ffn->d_ff : ffn->d_model;
+        st = llm_param_check(ps, at[k], name, 2, shape, err);
+    }
+    return llm_pass(err, st, "swiglu.check");
+}

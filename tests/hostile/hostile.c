@@ -451,6 +451,23 @@ static void model_calls(void)
     judge("decoder.init", st, &err,
           st == LLM_OK || (memcmp(&dec, &dmark, sizeof dec) == 0 && ps.count == 0 &&
                            r.state == r0.state));
+    if (st == LLM_OK) {                 /* the layers' checks, right and wrong prefixes */
+        const size_t before = ps.count;
+        const char *prefix = chance(50) ? "blocks.0" : chance(50) ? "blocks.9" : "";
+        memset(&err, 0, sizeof err);
+        st = cfg.n_layers > 0 ? llm_block_check(chance(5) ? NULL : &dec.blocks[0],
+                                                chance(5) ? NULL : &ps, prefix, &err)
+                              : llm_block_check(NULL, &ps, prefix, &err);
+        judge("block.check", st, &err, ps.count == before);
+        memset(&err, 0, sizeof err);
+        st = llm_embedding_check(&dec.embedding, &ps,
+                                 chance(50) ? "token_embedding" : "final_norm", &err);
+        judge("embedding.check", st, &err, ps.count == before);
+        memset(&err, 0, sizeof err);
+        st = llm_rmsnorm_check(&dec.final_norm, &ps, chance(50) ? "final_norm" : "x", &err);
+        judge("rmsnorm.check", st, &err, ps.count == before);
+        st = LLM_OK;
+    }
     if (st == LLM_OK) {
         if (llm_tape_init(&tape, 1 + draw(8), NULL) != LLM_OK)
             exit(4);

@@ -51,6 +51,12 @@ llm_status llm_qkv_init_grouped(llm_qkv *qkv, llm_params *ps, const char *prefix
 llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
                            llm_var x, llm_var *q, llm_var *k, llm_var *v,
                            llm_error *err);
+/* LLM_OK when ps holds the three projections' weights at their positions:
+   <prefix>.query.weight [D, d_k], <prefix>.key.weight and
+   <prefix>.value.weight [D, d_kv]. Errors: LLM_ERR_ARGUMENT (a null
+   pointer), and those of llm_linear_check. Stage "qkv.check". */
+llm_status llm_qkv_check(const llm_qkv *qkv, const llm_params *ps, const char *prefix,
+                         llm_error *err);
 /* Records softmax(a) along a's last axis, chapter 12's llm_softmax.
    Errors: LLM_ERR_ARGUMENT (tape or out is NULL), LLM_ERR_TAPE (as
    llm_tape_matmul), LLM_ERR_AXIS (a scalar), LLM_ERR_EMPTY (the last axis
@@ -224,5 +230,11 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
    the block and decoder of chapters 31 and 32, check their heads here. */
 llm_status llm_mha_check_heads(size_t d_model, size_t n_heads, const char *stage,
                                llm_error *err);
+/* LLM_OK when ps holds the layer's four weights at their positions: the
+   projections (llm_qkv_check) and <prefix>.output.weight [D, D].
+   Errors: LLM_ERR_ARGUMENT (a null pointer), and those of llm_qkv_check
+   and llm_linear_check. Stage "mha.check". */
+llm_status llm_mha_check(const llm_mha *mha, const llm_params *ps, const char *prefix,
+                         llm_error *err);
 
 #endif

@@ -56,6 +56,12 @@ llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, si
 llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tape,
                              const llm_rope *rope, llm_var x, size_t offset,
                              llm_block_trace *trace, llm_var *y, llm_error *err);
+/* LLM_OK when ps holds the block's nine tensors at their positions, under
+   <prefix>.attention_norm, .attention, .ffn_norm and .ffn.
+   Errors: LLM_ERR_ARGUMENT (a null pointer), and those of the layers'
+   checks. Stage "block.check". */
+llm_status llm_block_check(const llm_block *blk, const llm_params *ps, const char *prefix,
+                           llm_error *err);
 /* The shape of a decoder: what llm_decoder_init checks and builds. */
 typedef struct llm_decoder_config {
     size_t vocab;       /* V: token IDs 0 .. V-1 */

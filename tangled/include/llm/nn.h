@@ -42,6 +42,11 @@ llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *pr
 llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
                                  llm_tape *tape, const size_t *ids, size_t rank,
                                  const size_t *shape, llm_var *x, llm_error *err);
+/* LLM_OK when ps holds the layer's table at its position: <prefix>.weight,
+   [vocab, width]. Errors: LLM_ERR_ARGUMENT (a null pointer), and those of
+   llm_param_check. Stage "embedding.check". */
+llm_status llm_embedding_check(const llm_embedding *emb, const llm_params *ps,
+                               const char *prefix, llm_error *err);
 /* A linear layer y = x W (+ b): its widths and where its parameters sit in
    the list it was built in. W is [d_in, d_out]; b, when has_bias, [d_out]. */
 typedef struct llm_linear {
@@ -73,6 +78,12 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
    failure midway rewinds the nodes already recorded (llm_tape_rewind). */
 llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *tape,
                               llm_var x, llm_var *y, llm_error *err);
+/* LLM_OK when ps holds the layer's parameters at their positions:
+   <prefix>.weight [d_in, d_out] and, with a bias, <prefix>.bias [d_out].
+   Errors: LLM_ERR_ARGUMENT (a null pointer), and those of llm_param_check.
+   Stage "linear.check". */
+llm_status llm_linear_check(const llm_linear *lin, const llm_params *ps, const char *prefix,
+                            llm_error *err);
 /* The bias-free SwiGLU feed-forward branch,
    y = (SiLU(x W_g) (.) (x W_u)) W_2, applied to each position alone. */
 typedef struct llm_swiglu {
@@ -105,6 +116,12 @@ llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
    nodes recorded before a failure midway are rewound (llm_tape_rewind). */
 llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *tape,
                               llm_var x, llm_var *y, llm_error *err);
+/* LLM_OK when ps holds the branch's three weights at their positions:
+   <prefix>.gate.weight [D, F], <prefix>.up.weight [D, F],
+   <prefix>.down.weight [F, D]. Errors: LLM_ERR_ARGUMENT (a null pointer),
+   and those of llm_param_check. Stage "swiglu.check". */
+llm_status llm_swiglu_check(const llm_swiglu *ffn, const llm_params *ps, const char *prefix,
+                            llm_error *err);
 /* y = x + fx on tape, for x and fx of exactly the same shape (any rank,
    empty axes included); no broadcasting. The gradient of y goes unchanged
    to both operands.
@@ -149,5 +166,10 @@ llm_status llm_rmsnorm_init(llm_rmsnorm *norm, llm_params *ps, const char *prefi
    not touched. */
 llm_status llm_rmsnorm_forward(const llm_rmsnorm *norm, llm_params *ps, llm_tape *tape,
                                llm_var x, llm_var *y, llm_error *err);
+/* LLM_OK when ps holds the layer's gain at its position: <prefix>.gain
+   [width]. Errors: LLM_ERR_ARGUMENT (a null pointer), and those of
+   llm_param_check. Stage "rmsnorm.check". */
+llm_status llm_rmsnorm_check(const llm_rmsnorm *norm, const llm_params *ps,
+                             const char *prefix, llm_error *err);
 
 #endif
