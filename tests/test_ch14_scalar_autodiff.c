@@ -296,13 +296,6 @@ START_TEST(names_of_operations_and_the_tape_code)
 END_TEST
 
 /* Expects st with the given code and stage. */
-#define REFUSED(st, want, want_stage)                          \
-    do {                                                       \
-        ck_assert_int_eq((st), (want));                        \
-        ck_assert_int_eq(err.code, (want));                    \
-        ck_assert_str_eq(where(&err), (want_stage));             \
-    } while (0)
-
 START_TEST(null_arguments_are_refused_at_every_stage)
 {
     llm_stape tape;

@@ -14,22 +14,6 @@
 #include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 #include "support.h"
 
-#define REFUSED(st, want, want_stage)                          \
-    do {                                                       \
-        ck_assert_int_eq((st), (want));                        \
-        ck_assert_int_eq(err.code, (want));                    \
-        ck_assert_str_eq(where(&err), (want_stage));             \
-    } while (0)
-
-static llm_tensor make(size_t rank, const size_t *shape, const double *values)
-{
-    llm_tensor t;
-    size_t n = 1, k;
-    for (k = 0; k < rank; k++)
-        n *= shape[k];
-    ck_assert_int_eq(llm_tensor_from(&t, rank, shape, values, n, NULL), LLM_OK);
-    return t;
-}
 
 static llm_tensor zeros(size_t rank, const size_t *shape)
 {
@@ -59,11 +43,11 @@ static void fixture_record(fixture *f)
 {
     static const double xv[6] = {1, 2, 3, 4, 5, 6}, bv[3] = {1, -1, 0}, sv[2] = {3, 6};
     const size_t s23[2] = {2, 3}, s3[1] = {3}, s2[1] = {2}, s32[2] = {3, 2};
-    f->x = make(2, s23, xv);
-    f->bias = make(1, s3, bv);
+    f->x = make_tensor(2, s23, xv);
+    f->bias = make_tensor(1, s3, bv);
     f->dx = zeros(2, s23);
     f->dbias = zeros(1, s3);
-    f->seed = make(1, s2, sv);
+    f->seed = make_tensor(1, s2, sv);
     ck_assert_int_eq(llm_tape_init(&f->tape, 2, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_leaf(&f->tape, &f->x, &f->dx, &f->vx, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_leaf(&f->tape, &f->bias, &f->dbias, &f->vb, NULL), LLM_OK);
@@ -186,7 +170,7 @@ START_TEST(a_leaf_reached_by_several_paths_accumulates_every_edge)
     /* y = sum(x*x + x + (x - x)*x) = sum(x^2 + x): grad 2x + 1 */
     static const double xv[3] = {0.5, -2, 3}, want[3] = {2, -3, 7};
     const size_t s3[1] = {3};
-    llm_tensor x = make(1, s3, xv), g = zeros(1, s3);
+    llm_tensor x = make_tensor(1, s3, xv), g = zeros(1, s3);
     llm_tape tape;
     llm_var vx, a, b, c, d, e, y;
     ck_assert_int_eq(llm_tape_init(&tape, 1, NULL), LLM_OK);
@@ -209,7 +193,7 @@ START_TEST(detach_stops_the_gradient_and_skips_the_subgraph)
 {
     static const double pv[2] = {2, 3}, ten = 10, want[2] = {4, 6};
     const size_t s2[1] = {2};
-    llm_tensor p = make(1, s2, pv), g = zeros(1, s2), c10 = make(0, NULL, &ten);
+    llm_tensor p = make_tensor(1, s2, pv), g = zeros(1, s2), c10 = make_tensor(0, NULL, &ten);
     llm_tape tape;
     llm_var vp, pp, d, c, dc, s, l;
     const llm_tensor *loss = NULL;
@@ -252,7 +236,7 @@ START_TEST(backward_from_an_inner_node_and_seeds_in_any_layout)
     static const double want_b[3] = {5, 7, 9};
     const size_t s32[2] = {3, 2};
     fixture f;
-    llm_tensor s = make(2, s32, sv), st;
+    llm_tensor s = make_tensor(2, s32, sv), st;
     const double *adj = NULL;
     fixture_record(&f);
     ck_assert_int_eq(llm_tensor_transpose(&st, &s, 0, 1, NULL), LLM_OK);
@@ -275,7 +259,7 @@ START_TEST(leaves_may_be_contiguous_views_with_an_offset)
 {
     static const double v[6] = {1, 2, 3, 4, 5, 6};
     const size_t s23[2] = {2, 3};
-    llm_tensor all = make(2, s23, v), gall = zeros(2, s23), row, grow;
+    llm_tensor all = make_tensor(2, s23, v), gall = zeros(2, s23), row, grow;
     llm_tape tape;
     llm_var r, sq, y;
     ck_assert_int_eq(llm_tensor_slice(&row, &all, 0, 1, 2, NULL), LLM_OK);     /* [4,5,6] */
@@ -384,7 +368,7 @@ static llm_tensor probe_tensor(size_t rank, const size_t *shape, double shift)
     ck_assert_uint_le(n, 64);
     for (k = 0; k < n; k++)
         v[k] = 0.37 * (double)k - 1.1 + 0.05 * (double)(k * k) + shift;
-    return make(rank, shape, v);
+    return make_tensor(rank, shape, v);
 }
 
 /* J^T w by backward against central differences on every coordinate. */
@@ -595,7 +579,7 @@ START_TEST(init_reset_and_uninitialised_tapes_are_refused)
     llm_var v = {5, 5};
     const llm_tensor *val = NULL;
     const double one = 1;
-    llm_tensor s = make(0, NULL, &one);
+    llm_tensor s = make_tensor(0, NULL, &one);
     memset(&tape, 0, sizeof tape);
     memset(&zero, 0, sizeof zero);
     REFUSED(llm_tape_init(NULL, 1, &err), LLM_ERR_ARGUMENT, "tape.init");
@@ -693,13 +677,13 @@ START_TEST(leaves_refuse_bad_values_and_accumulators)
 {
     static const double v6[6] = {1, 2, 3, 4, 5, 6};
     const size_t s23[2] = {2, 3}, s3[1] = {3}, s32[2] = {3, 2};
-    llm_tensor x = make(2, s23, v6), g = zeros(2, s23), g3 = zeros(1, s3), g32 = zeros(2, s32);
+    llm_tensor x = make_tensor(2, s23, v6), g = zeros(2, s23), g3 = zeros(1, s3), g32 = zeros(2, s32);
     llm_tensor xt, gt, nobuf, bad, gbig;
     llm_tape tape;
     llm_error err;
     llm_var v = {77, 77}, vx;
     double nan_v[6] = {1, 2, NAN, 4, 5, 6};
-    llm_tensor xn = make(2, s23, nan_v);
+    llm_tensor xn = make_tensor(2, s23, nan_v);
     ck_assert_int_eq(llm_tape_init(&tape, 1, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_transpose(&xt, &x, 0, 1, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_transpose(&gt, &g32, 0, 1, NULL), LLM_OK);
@@ -758,7 +742,7 @@ START_TEST(operations_pass_through_the_tensor_functions_codes)
     llm_error err;
     llm_var y = {77, 77}, vbig, ve;
     const size_t s4[1] = {4}, s0[1] = {0}, s9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-    llm_tensor hb = make(0, NULL, &big), empty = zeros(1, s0);
+    llm_tensor hb = make_tensor(0, NULL, &big), empty = zeros(1, s0);
     fixture_record(&f);
     ck_assert_int_eq(llm_tape_constant(&f.tape, &hb, &vbig, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_constant(&f.tape, &empty, &ve, NULL), LLM_OK);
@@ -785,7 +769,7 @@ START_TEST(operations_pass_through_the_tensor_functions_codes)
     {   /* sums that overflow: over an axis and over everything */
         static const double hv[2] = {1e308, 1e308};
         const size_t s2[1] = {2};
-        llm_tensor h2 = make(1, s2, hv);
+        llm_tensor h2 = make_tensor(1, s2, hv);
         llm_var vh2;
         ck_assert_int_eq(llm_tape_constant(&f.tape, &h2, &vh2, NULL), LLM_OK);
         REFUSED(llm_tape_sum(&f.tape, vh2, 0, 0, &y, &err), LLM_ERR_NONFINITE, "tape.sum");
@@ -814,8 +798,8 @@ START_TEST(backward_refuses_bad_seeds_and_overflow_and_changes_nothing)
     const size_t s3[1] = {3}, s2[1] = {2}, s21[2] = {2, 1};
     fixture f;
     llm_error err;
-    llm_tensor s3t = zeros(1, s3), s21t = zeros(2, s21), nan_t = make(1, s2, nan_s);
-    llm_tensor big_t = make(1, s2, big_s), nobuf;
+    llm_tensor s3t = zeros(1, s3), s21t = zeros(2, s21), nan_t = make_tensor(1, s2, nan_s);
+    llm_tensor big_t = make_tensor(1, s2, big_s), nobuf;
     llm_tape before;
     llm_node nodes[7];
     double dx[6], db[3];
@@ -844,7 +828,7 @@ START_TEST(backward_refuses_bad_seeds_and_overflow_and_changes_nothing)
     db[2] = 1.7e308;
     {
         static const double sv[2] = {3e306, 6e306};
-        llm_tensor sd = make(1, s2, sv);
+        llm_tensor sd = make_tensor(1, s2, sv);
         REFUSED(llm_tape_backward(&f.tape, f.vm, &sd, 0, &err), LLM_ERR_NONFINITE,
                 "tape.backward");
         ck_assert_ptr_nonnull(strstr(err.message, "leaf 1"));
@@ -869,7 +853,7 @@ START_TEST(an_allocation_failure_in_the_middle_of_a_pass_changes_nothing)
 {
     static const double xv[2] = {1.5, -2};
     const size_t s2[1] = {2};
-    llm_tensor x = make(1, s2, xv), g = zeros(1, s2);
+    llm_tensor x = make_tensor(1, s2, xv), g = zeros(1, s2);
     llm_tape tape;
     llm_error err;
     llm_var vx, sq, y;
@@ -897,7 +881,7 @@ END_TEST
 START_TEST(a_tape_that_cannot_grow_refuses_and_keeps_its_capacity)
 {
     static const double one = 1;
-    llm_tensor s = make(0, NULL, &one);
+    llm_tensor s = make_tensor(0, NULL, &one);
     llm_tape tape;
     llm_error err;
     llm_var v, y = {77, 77};
@@ -947,7 +931,7 @@ START_TEST(rewind_frees_the_nodes_since_the_mark_and_ids_are_reused)
     const size_t s3[1] = {3}, s31[2] = {3, 1};
     llm_tape tape;
     llm_error err;
-    llm_tensor x = make(1, s3, xv), dx = zeros(1, s3);
+    llm_tensor x = make_tensor(1, s3, xv), dx = zeros(1, s3);
     llm_var vx, sq, a, t, total, again, loss;
     const llm_tensor *val = NULL;
     size_t mark, capacity, epoch, j;
@@ -995,7 +979,7 @@ START_TEST(rewind_keeps_the_adjoints_below_the_mark_and_to_the_count_is_a_no_op)
     static const double xv[2] = {3, -2};
     const size_t s2[1] = {2};
     llm_tape tape;
-    llm_tensor x = make(1, s2, xv), dx = zeros(1, s2);
+    llm_tensor x = make_tensor(1, s2, xv), dx = zeros(1, s2);
     llm_var vx, sq, total, extra;
     const double *before = NULL, *after = NULL;
     double saved[2];
@@ -1028,7 +1012,7 @@ START_TEST(rewind_refuses_a_mark_beyond_the_count_and_unusable_tapes)
     static const double one = 1;
     llm_tape tape, zero;
     llm_error err;
-    llm_tensor s = make(0, NULL, &one), ds = zeros(0, NULL);
+    llm_tensor s = make_tensor(0, NULL, &one), ds = zeros(0, NULL);
     llm_var vs, sq;
     memset(&zero, 0, sizeof zero);
     ck_assert_uint_eq(llm_tape_mark(NULL), 0);
@@ -1060,7 +1044,7 @@ START_TEST(a_node_is_read_through_llm_tape_node)
 {
     static const double xs[4] = {1, 2, 3, 4};
     const size_t s4[1] = {4};
-    llm_tensor x = make(1, s4, xs), g, seed;
+    llm_tensor x = make_tensor(1, s4, xs), g, seed;
     llm_tape tape, fresh;
     llm_node_info info, marker;
     const llm_tensor *value;
@@ -1126,7 +1110,7 @@ START_TEST(the_tape_lists_its_leaves)
 {
     static const double xs[4] = {1, 2, 3, 4};
     const size_t s4[1] = {4};
-    llm_tensor a = make(1, s4, xs), b = make(1, s4, xs), c = make(1, s4, xs), ga, gb;
+    llm_tensor a = make_tensor(1, s4, xs), b = make_tensor(1, s4, xs), c = make_tensor(1, s4, xs), ga, gb;
     llm_tape tape;
     llm_var va, vb, vc, y, z;
     llm_error err;

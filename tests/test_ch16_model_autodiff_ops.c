@@ -15,21 +15,6 @@
 #include "../tangled/src/tape_op.h"   /* white-box: the tape's nodes */
 #include "support.h"
 
-#define REFUSED(st, want, want_stage)                          \
-    do {                                                       \
-        ck_assert_int_eq((st), (want));                        \
-        ck_assert_int_eq(err.code, (want));                    \
-        ck_assert_str_eq(where(&err), (want_stage));             \
-    } while (0)
-
-static llm_tensor make(size_t rank, const size_t *shape, const double *values)
-{
-    llm_tensor t;
-    size_t stride[LLM_MAX_RANK], n;
-    ck_assert_int_eq(llm_row_major(rank, shape, stride, &n, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tensor_from(&t, rank, shape, values, n, NULL), LLM_OK);
-    return t;
-}
 
 static llm_tensor zeros(size_t rank, const size_t *shape)
 {
@@ -78,7 +63,7 @@ START_TEST(fixture_matches_the_digest)
     static const double dw[4] = {-0.25, 0.25, 0.25, -0.25};
     static const double de[6] = {0, 0, -0.375, -0.375, 0.125, 0.125};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e), w = make(2, s22, fix_w);
+    llm_tensor e = make_tensor(2, s32, fix_e), w = make_tensor(2, s22, fix_w);
     llm_tensor ge = zeros(2, s32), gw = zeros(2, s22);
     llm_var ve, vw, x, z, h, loss;
     const llm_tensor *t;
@@ -116,8 +101,8 @@ START_TEST(fixture_logit_and_preactivation_gradients)
 {
     static const double zero[8] = {0};
     llm_tape tape;
-    llm_tensor h = make(2, (const size_t[]){4, 2}, zero), gh = zeros(2, (const size_t[]){4, 2});
-    llm_tensor z = make(2, (const size_t[]){4, 2}, zero), gz = zeros(2, (const size_t[]){4, 2});
+    llm_tensor h = make_tensor(2, (const size_t[]){4, 2}, zero), gh = zeros(2, (const size_t[]){4, 2});
+    llm_tensor z = make_tensor(2, (const size_t[]){4, 2}, zero), gz = zeros(2, (const size_t[]){4, 2});
     llm_var vh, vz, s, loss;
     size_t p, j;
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
@@ -326,7 +311,7 @@ START_TEST(repeated_ids_accumulate_and_unused_rows_stay_zero)
 {
     static const size_t ids[5] = {2, 2, 0, 2, 2}, five[1] = {5};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e), ge = zeros(2, s32), seed;
+    llm_tensor e = make_tensor(2, s32, fix_e), ge = zeros(2, s32), seed;
     llm_var ve, x, y;
     size_t i;
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
@@ -354,7 +339,7 @@ START_TEST(gather_shapes_and_copies_its_ids)
     size_t ids[6] = {2, 0, 1, 1, 2, 0};
     static const size_t s23[2] = {2, 3};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e), ge = zeros(2, s32), seed;
+    llm_tensor e = make_tensor(2, s32, fix_e), ge = zeros(2, s32), seed;
     llm_var ve, x;
     const llm_tensor *t;
     size_t i;
@@ -385,7 +370,7 @@ START_TEST(gather_of_no_positions_and_of_a_scalar_id)
 {
     static const size_t zero[2] = {0, 3}, one_id[1] = {2};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e), ge = zeros(2, s32), seed;
+    llm_tensor e = make_tensor(2, s32, fix_e), ge = zeros(2, s32), seed;
     llm_var ve, x, y;
     const llm_tensor *t;
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
@@ -399,7 +384,7 @@ START_TEST(gather_of_no_positions_and_of_a_scalar_id)
     ck_assert_uint_eq(t->rank, 1);
     ck_assert_uint_eq(t->shape[0], 2);
     ck_assert(t->data[t->offset] == -1.0 && t->data[t->offset + 1] == 1.0);
-    seed = make(1, (const size_t[]){2}, (const double[]){3, 4});
+    seed = make_tensor(1, (const size_t[]){2}, (const double[]){3, 4});
     ck_assert_int_eq(llm_tape_backward(&tape, y, &seed, 0, NULL), LLM_OK);
     ck_assert(ge.data[4] == 3.0 && ge.data[5] == 4.0 && ge.data[0] == 0.0);
     llm_tape_free(&tape);
@@ -441,7 +426,7 @@ START_TEST(extreme_logits_give_a_finite_loss_and_gradient)
     static const double l[6] = {1000, -1000, 0, -1000, 1000, 999};
     static const size_t targets[2] = {1, 2}, s23[2] = {2, 3};
     llm_tape tape;
-    llm_tensor x = make(2, s23, l), g = zeros(2, s23);
+    llm_tensor x = make_tensor(2, s23, l), g = zeros(2, s23);
     llm_var v, loss, ls;
     const llm_tensor *t;
     size_t i;
@@ -472,7 +457,7 @@ START_TEST(sigmoid_and_silu_at_plus_minus_1000_stay_finite)
     static const double xs[4] = {-1000, -40, 40, 1000};
     static const size_t s4[1] = {4};
     llm_tape tape;
-    llm_tensor x = make(1, s4, xs), g1 = zeros(1, s4), g2 = zeros(1, s4), seed;
+    llm_tensor x = make_tensor(1, s4, xs), g1 = zeros(1, s4), g2 = zeros(1, s4), seed;
     llm_var v1, v2, s, q;
     const llm_tensor *t;
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
@@ -485,7 +470,7 @@ START_TEST(sigmoid_and_silu_at_plus_minus_1000_stay_finite)
     ck_assert(t->data[t->offset + 1] > 0.0);                  /* e^-40, not 0 */
     t = value_of(&tape, q);
     ck_assert(t->data[t->offset] == 0.0 && t->data[t->offset + 3] == 1000.0);
-    seed = make(1, s4, (const double[]){1, 1, 1, 1});
+    seed = make_tensor(1, s4, (const double[]){1, 1, 1, 1});
     ck_assert_int_eq(llm_tape_backward(&tape, s, &seed, 1, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_backward(&tape, q, &seed, 1, NULL), LLM_OK);
     ck_assert(g1.data[0] == 0.0 && g1.data[3] == 0.0);
@@ -506,7 +491,7 @@ START_TEST(domain_errors_are_refused_before_anything_is_recorded)
     static const double v[6] = {4, 0, -1, 1000, 1e-320, 2};
     static const size_t s23[2] = {2, 3};
     llm_tape tape;
-    llm_tensor x = make(2, s23, v), one;
+    llm_tensor x = make_tensor(2, s23, v), one;
     llm_var vx, vo, id = {77, 77};
     llm_error err;
     size_t count;
@@ -522,16 +507,16 @@ START_TEST(domain_errors_are_refused_before_anything_is_recorded)
     REFUSED(llm_tape_exp(&tape, vx, &id, &err), LLM_ERR_NONFINITE, "tape.exp");
     ck_assert_ptr_nonnull(strstr(err.message, "[1, 0]"));     /* e^1000 */
     llm_tensor_free(&x);
-    x = make(1, (const size_t[]){1}, v + 4);
+    x = make_tensor(1, (const size_t[]){1}, v + 4);
     ck_assert_int_eq(llm_tape_constant(&tape, &x, &vo, NULL), LLM_OK);
     count = tape.count;
     REFUSED(llm_tape_reciprocal(&tape, vo, &id, &err), LLM_ERR_NONFINITE, "tape.reciprocal");
     ck_assert_uint_eq(tape.count, count);
     ck_assert(id.id == 77 && id.epoch == 77);
     /* sqrt(0) is accepted; its infinite derivative refuses the pass */
-    one = make(1, (const size_t[]){1}, v + 1);
+    one = make_tensor(1, (const size_t[]){1}, v + 1);
     {
-        llm_tensor g = make(1, (const size_t[]){1}, v + 5), seed = make(1, (const size_t[]){1}, v + 5);
+        llm_tensor g = make_tensor(1, (const size_t[]){1}, v + 5), seed = make_tensor(1, (const size_t[]){1}, v + 5);
         llm_var z, r;
         ck_assert_int_eq(llm_tape_leaf(&tape, &one, &g, &z, NULL), LLM_OK);
         ck_assert_int_eq(llm_tape_sqrt(&tape, z, &r, NULL), LLM_OK);
@@ -551,7 +536,7 @@ START_TEST(lookup_refusals_record_nothing)
     static const size_t deep[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     static const size_t huge[2] = {SIZE_MAX / 2 + 1, 4};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e), ge = zeros(2, s32), s = make(0, NULL, fix_e);
+    llm_tensor e = make_tensor(2, s32, fix_e), ge = zeros(2, s32), s = make_tensor(0, NULL, fix_e);
     llm_var ve, vs, id = {77, 77};
     llm_error err;
     size_t count;
@@ -585,7 +570,7 @@ START_TEST(every_operation_refuses_null_and_stale_operands)
 {
     static const size_t targets[3] = {0, 1, 0};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e);
+    llm_tensor e = make_tensor(2, s32, fix_e);
     llm_var ve, stale, id = {77, 77};
     llm_error err;
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
@@ -629,7 +614,7 @@ START_TEST(shape_axis_and_target_errors_name_the_tape_stage)
     static const size_t targets[3] = {0, 2, 1}, s203[3] = {2, 0, 3}, s40[2] = {4, 0};
     static const size_t s223[3] = {2, 2, 3}, s332[3] = {3, 3, 2}, ok3[3] = {0, 1, 1};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e), v = make(1, (const size_t[]){2}, fix_e);
+    llm_tensor e = make_tensor(2, s32, fix_e), v = make_tensor(1, (const size_t[]){2}, fix_e);
     llm_tensor a = pattern(3, s223, 0), b = pattern(3, s332, 0), em = zeros(3, s203),
                nc = zeros(2, s40);
     llm_var ve, vv, va, vb, vem, vnc, id = {77, 77};
@@ -666,7 +651,7 @@ START_TEST(failed_calls_leave_gradients_untouched)
 {
     static const size_t bad[4] = {0, 1, 5, 1};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e), ge = zeros(2, s32), seed;
+    llm_tensor e = make_tensor(2, s32, fix_e), ge = zeros(2, s32), seed;
     llm_var ve, x, id;
     llm_error err;
     double before[6];
@@ -699,7 +684,7 @@ START_TEST(strided_operands_are_read_through_their_strides)
     static const size_t s23[2] = {2, 3}, two[1] = {2}, ids[2] = {2, 0};
     static const size_t targets[3] = {1, 0, 1};
     llm_tape tape;
-    llm_tensor t = make(2, s23, tv), g = zeros(2, s23), seed;
+    llm_tensor t = make_tensor(2, s23, tv), g = zeros(2, s23), seed;
     llm_var vt, tt, x, e, loss;
     const llm_tensor *v;
     const double *adj;
@@ -709,7 +694,7 @@ START_TEST(strided_operands_are_read_through_their_strides)
     ck_assert_int_eq(llm_tape_gather(&tape, tt, ids, 1, two, &x, NULL), LLM_OK);
     v = value_of(&tape, x);                        /* rows 2 and 0 of t^T */
     ck_assert(v->data[0] == 3.0 && v->data[1] == 6.0 && v->data[2] == 1.0 && v->data[3] == 4.0);
-    seed = make(2, (const size_t[]){2, 2}, (const double[]){1, 2, 3, 4});
+    seed = make_tensor(2, (const size_t[]){2, 2}, (const double[]){1, 2, 3, 4});
     ck_assert_int_eq(llm_tape_backward(&tape, x, &seed, 1, NULL), LLM_OK);
     /* t^T row 2 = column 2 of t gets [1, 2], row 0 = column 0 gets [3, 4] */
     ck_assert(g.data[2] == 1.0 && g.data[5] == 2.0 && g.data[0] == 3.0 && g.data[3] == 4.0);
@@ -736,7 +721,7 @@ START_TEST(results_that_overflow_and_released_recordings_are_refused)
     static const size_t s22[2] = {2, 2}, s12[2] = {1, 2}, t1[1] = {1}, t0[1] = {0};
     static const size_t wide[2] = {(size_t)1 << 40, 0}, tall[2] = {0, (size_t)1 << 40};
     llm_tape tape;
-    llm_tensor a = make(2, s22, big), f = make(2, s12, far), w = zeros(2, wide),
+    llm_tensor a = make_tensor(2, s22, big), f = make_tensor(2, s12, far), w = zeros(2, wide),
                h = zeros(2, tall);
     llm_var va, vf, vw, vh, id = {77, 77}, y;
     llm_error err;
@@ -805,7 +790,7 @@ START_TEST(gather_refuses_a_huge_id_rank_without_wrapping)
     static const size_t ids[1] = {0}, one[LLM_MAX_RANK] = {1, 1, 1, 1, 1, 1, 1, 1};
     const size_t ranks[4] = {SIZE_MAX, SIZE_MAX - 1, LLM_MAX_RANK, (size_t)1 << 62};
     llm_tape tape;
-    llm_tensor e = make(2, s32, fix_e), ge = zeros(2, s32);
+    llm_tensor e = make_tensor(2, s32, fix_e), ge = zeros(2, s32);
     llm_var ve, x = {0, 0}, keep;
     llm_error err;
     size_t count, i;

@@ -20,16 +20,6 @@ static const double upstream[6] = {1, 0, 0, 2, 3, 4};
 static const size_t fixture_ids[3] = {2, 1, 2}, fixture_shape[2] = {1, 3};
 
 /* A struct filled with a marker, to prove a refused call left it alone. */
-static void mark(void *p, size_t n) { memset(p, 0x5a, n); }
-static int marked(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (b[i] != 0x5a)
-            return 0;
-    return 1;
-}
 
 /* The layer token_embedding [4, 2] from seed 18, holding the fixture table. */
 static void fixture_layer(llm_params *ps, llm_embedding *emb)
@@ -127,7 +117,7 @@ START_TEST(init_refusals_touch_nothing)
     fixture_layer(&ps, &emb);
     llm_rng_seed(&rng, 99);
     before = rng;
-    mark(&spare, sizeof spare);
+    mark_bytes(&spare, sizeof spare);
     for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         ck_assert_int_eq(llm_embedding_init(&spare, &ps, bad[k].prefix, bad[k].v, bad[k].d,
                                             &rng, &err), bad[k].code);
@@ -144,7 +134,7 @@ START_TEST(init_refusals_touch_nothing)
     too_long[57] = '\0';
     ck_assert_int_eq(llm_embedding_init(&spare, &ps, too_long, 4, 2, &rng, &err), LLM_ERR_NAME);
     ck_assert_str_eq(where(&err), "embedding.init");
-    ck_assert(marked(&spare, sizeof spare));
+    ck_assert(marked_bytes(&spare, sizeof spare));
     ck_assert_uint_eq(ps.count, 1);
     ck_assert(memcmp(&rng, &before, sizeof rng) == 0);
     memset(fits, 'a', 56);
@@ -319,7 +309,7 @@ START_TEST(forward_refusals_record_nothing)
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, NULL, 2, fixture_shape, &x, &err),
                      LLM_ERR_ARGUMENT);
     ck_assert_msg(strstr(err.message, "3 IDs") != NULL, "%s", err.message);
-    mark(&lost, sizeof lost);
+    mark_bytes(&lost, sizeof lost);
     lost.weight = 0;
     lost.vocab = 4;
     lost.width = 3;                                  /* not the table's width */

@@ -111,24 +111,7 @@ static void assert_shape(const llm_tensor *t, size_t rank, const size_t *shape)
 }
 
 /* A struct filled with a marker, padding included. */
-static void mark(void *p, size_t n) { memset(p, 0x5a, n); }
-static int marked(const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (c[i] != 0x5a)
-            return 0;
-    return 1;
-}
 
-static void assert_error(llm_status st, const llm_error *err, llm_status code,
-                         const char *stage)
-{
-    ck_assert_msg(st == code, "got %s, want %s", llm_status_name(st), llm_status_name(code));
-    ck_assert_str_eq(first_stage(err), stage);
-    ck_assert(err->message[0] != '\0');
-}
 
 /* ----------------------------------------------------------- construction -- */
 
@@ -221,31 +204,31 @@ START_TEST(init_refusals_leave_layer_list_and_generator_untouched)
     ck_assert_int_eq(llm_linear_init(&ok_lin, &ps, "proj", 2, 3, 1, &rng, NULL), LLM_OK);
     ck_assert_int_eq(llm_params_add_const(&ps, "head.bias", 1, two, 0.0, 0, NULL), LLM_OK);
     before = rng;
-    mark(&lin, sizeof lin);
+    mark_bytes(&lin, sizeof lin);
 
-#define REFUSED(call, code, stage)                                   \
+#define REFUSED_HERE(call, code, stage)                                   \
     do {                                                             \
         assert_error((call), &err, (code), (stage));                 \
-        ck_assert(marked(&lin, sizeof lin));                         \
+        ck_assert(marked_bytes(&lin, sizeof lin));                         \
         ck_assert_uint_eq(ps.count, 3);                              \
         ck_assert_uint_eq(rng.state, before.state);                  \
     } while (0)
-    REFUSED(llm_linear_init(NULL, &ps, "x", 2, 3, 1, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
-    REFUSED(llm_linear_init(&lin, NULL, "x", 2, 3, 1, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
-    REFUSED(llm_linear_init(&lin, &ps, NULL, 2, 3, 1, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
-    REFUSED(llm_linear_init(&lin, &ps, "x", 2, 3, 1, NULL, &err), LLM_ERR_ARGUMENT, "linear.init");
-    REFUSED(llm_linear_init(&lin, &ps, "x", 0, 3, 1, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
-    REFUSED(llm_linear_init(&lin, &ps, "x", 2, 0, 0, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
-    REFUSED(llm_linear_init(&lin, &ps, "Proj", 2, 3, 1, &rng, &err), LLM_ERR_NAME, "param.name_check");
-    REFUSED(llm_linear_init(&lin, &ps, "", 2, 3, 1, &rng, &err), LLM_ERR_NAME, "param.name_check");
-    REFUSED(llm_linear_init(&lin, &ps, long57, 2, 3, 1, &rng, &err), LLM_ERR_NAME, "linear.init");
-    REFUSED(llm_linear_init(&lin, &ps, "proj", 2, 3, 0, &rng, &err), LLM_ERR_NAME, "params.add_xavier");
+    REFUSED_HERE(llm_linear_init(NULL, &ps, "x", 2, 3, 1, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
+    REFUSED_HERE(llm_linear_init(&lin, NULL, "x", 2, 3, 1, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, NULL, 2, 3, 1, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, "x", 2, 3, 1, NULL, &err), LLM_ERR_ARGUMENT, "linear.init");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, "x", 0, 3, 1, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, "x", 2, 0, 0, &rng, &err), LLM_ERR_ARGUMENT, "linear.init");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, "Proj", 2, 3, 1, &rng, &err), LLM_ERR_NAME, "param.name_check");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, "", 2, 3, 1, &rng, &err), LLM_ERR_NAME, "param.name_check");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, long57, 2, 3, 1, &rng, &err), LLM_ERR_NAME, "linear.init");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, "proj", 2, 3, 0, &rng, &err), LLM_ERR_NAME, "params.add_xavier");
     /* the weight is drawn and added, then the bias name is taken: rollback */
-    REFUSED(llm_linear_init(&lin, &ps, "head", 2, 3, 1, &rng, &err), LLM_ERR_NAME, "params.add_const");
+    REFUSED_HERE(llm_linear_init(&lin, &ps, "head", 2, 3, 1, &rng, &err), LLM_ERR_NAME, "params.add_const");
     ck_assert_ptr_nonnull(strstr(err.message, "head.bias"));
-    REFUSED(llm_linear_init(&lin, &ps, "x", SIZE_MAX / 2, 4, 0, &rng, &err), LLM_ERR_OVERFLOW,
+    REFUSED_HERE(llm_linear_init(&lin, &ps, "x", SIZE_MAX / 2, 4, 0, &rng, &err), LLM_ERR_OVERFLOW,
             "params.xavier_uniform");
-#undef REFUSED
+#undef REFUSED_HERE
     /* the same layer without a bias fits, and so does a 56-character prefix */
     ck_assert_int_eq(llm_linear_init(&lin, &ps, "head", 2, 3, 0, &rng, NULL), LLM_OK);
     ck_assert_int_eq(llm_linear_init(&lin, &ps, long56, 1, 1, 1, &rng, NULL), LLM_OK);
@@ -446,12 +429,12 @@ START_TEST(param_leaf_finds_the_recorded_leaf_or_refuses)
     ck_assert_uint_eq(out.id, a.id);
     ck_assert_uint_eq(out.epoch, a.epoch);
     ck_assert_uint_eq(tape.count, 2);
-    mark(&out, sizeof out);
+    mark_bytes(&out, sizeof out);
     assert_error(llm_param_leaf(NULL, &ps, 0, &out, &err), &err, LLM_ERR_ARGUMENT, "param.leaf");
     assert_error(llm_param_leaf(&tape, NULL, 0, &out, &err), &err, LLM_ERR_ARGUMENT, "param.leaf");
     assert_error(llm_param_leaf(&tape, &ps, 0, NULL, &err), &err, LLM_ERR_ARGUMENT, "param.leaf");
     assert_error(llm_param_leaf(&tape, &ps, 2, &out, &err), &err, LLM_ERR_ARGUMENT, "param.leaf");
-    ck_assert(marked(&out, sizeof out));
+    ck_assert(marked_bytes(&out, sizeof out));
     /* after a reset the old leaf is gone: a new one is recorded */
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
     ck_assert_int_eq(llm_param_leaf(&tape, &ps, 1, &out, NULL), LLM_OK);
@@ -559,38 +542,38 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
     ck_assert_int_eq(llm_tape_constant(&tape, &xs, &xsv, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_constant(&tape, &x, &xok, NULL), LLM_OK);
     nodes = tape.count;
-    mark(&y, sizeof y);
+    mark_bytes(&y, sizeof y);
 
-#define REFUSED(call, code, stage)                      \
+#define REFUSED_HERE(call, code, stage)                      \
     do {                                                \
         assert_error((call), &err, (code), (stage));    \
-        ck_assert(marked(&y, sizeof y));                \
+        ck_assert(marked_bytes(&y, sizeof y));                \
         ck_assert_uint_eq(tape.count, nodes);           \
     } while (0)
-    REFUSED(llm_linear_forward(NULL, &f.ps, &tape, xok, &y, &err), LLM_ERR_ARGUMENT, "linear.forward");
-    REFUSED(llm_linear_forward(&f.lin, NULL, &tape, xok, &y, &err), LLM_ERR_ARGUMENT, "linear.forward");
-    REFUSED(llm_linear_forward(&f.lin, &f.ps, NULL, xok, &y, &err), LLM_ERR_ARGUMENT, "linear.forward");
-    REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, xok, NULL, &err), LLM_ERR_ARGUMENT,
+    REFUSED_HERE(llm_linear_forward(NULL, &f.ps, &tape, xok, &y, &err), LLM_ERR_ARGUMENT, "linear.forward");
+    REFUSED_HERE(llm_linear_forward(&f.lin, NULL, &tape, xok, &y, &err), LLM_ERR_ARGUMENT, "linear.forward");
+    REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, NULL, xok, &y, &err), LLM_ERR_ARGUMENT, "linear.forward");
+    REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, xok, NULL, &err), LLM_ERR_ARGUMENT,
             "linear.forward");
-    REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, xv, &y, &err), LLM_ERR_SHAPE, "linear.forward");
+    REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, xv, &y, &err), LLM_ERR_SHAPE, "linear.forward");
     ck_assert_ptr_nonnull(strstr(err.message, "[2, 3]"));
-    REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, xsv, &y, &err), LLM_ERR_RANK, "linear.forward");
-    REFUSED(llm_linear_forward(&f.lin, &empty, &tape, xok, &y, &err), LLM_ERR_ARGUMENT,
+    REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, xsv, &y, &err), LLM_ERR_RANK, "linear.forward");
+    REFUSED_HERE(llm_linear_forward(&f.lin, &empty, &tape, xok, &y, &err), LLM_ERR_ARGUMENT,
             "linear.forward");
-    REFUSED(llm_linear_forward(&f.lin, &swapped, &tape, xok, &y, &err), LLM_ERR_SHAPE,
+    REFUSED_HERE(llm_linear_forward(&f.lin, &swapped, &tape, xok, &y, &err), LLM_ERR_SHAPE,
             "linear.forward");
     ck_assert_ptr_nonnull(strstr(err.message, "proj.weight"));
-    REFUSED(llm_linear_forward(&f.lin, &narrow, &tape, xok, &y, &err), LLM_ERR_SHAPE,
+    REFUSED_HERE(llm_linear_forward(&f.lin, &narrow, &tape, xok, &y, &err), LLM_ERR_SHAPE,
             "linear.forward");
     ck_assert_ptr_nonnull(strstr(err.message, "proj.bias"));
-    REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, stale, &y, &err), LLM_ERR_TAPE, "tape.value");
+    REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, stale, &y, &err), LLM_ERR_TAPE, "tape.value");
     f.ps.items[f.lin.weight].value.data[0] = NAN;                /* the first leaf refuses */
-    REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), LLM_ERR_NONFINITE, "tape.leaf");
+    REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), LLM_ERR_NONFINITE, "tape.leaf");
     f.ps.items[f.lin.weight].value.data[0] = fix_w[0];
     /* a NaN bias is refused by its leaf, after the weight's leaf, the
        reshape and the product were recorded: they are rewound */
     f.ps.items[f.lin.bias].value.data[1] = NAN;
-    REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), LLM_ERR_NONFINITE,
+    REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, &err), LLM_ERR_NONFINITE,
             "tape.leaf");
     f.ps.items[f.lin.bias].value.data[1] = fix_b[1];
     /* finite weights and inputs whose product overflows: the product is
@@ -603,7 +586,7 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
         ck_assert_int_eq(llm_tape_constant(&tape, &big, &bigv, NULL), LLM_OK);
         nodes = tape.count;
         f.ps.items[f.lin.weight].value.data[0] = 1e200;
-        REFUSED(llm_linear_forward(&f.lin, &f.ps, &tape, bigv, &y, &err), LLM_ERR_NONFINITE,
+        REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, bigv, &y, &err), LLM_ERR_NONFINITE,
                 "tape.matmul");
         f.ps.items[f.lin.weight].value.data[0] = fix_w[0];
         llm_tensor_free(&big);
@@ -617,9 +600,9 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
         ck_assert_int_eq(llm_tape_backward(&dead, s, NULL, 0, NULL), LLM_OK);
         assert_error(llm_linear_forward(&f.lin, &f.ps, &dead, c, &y, &err), &err, LLM_ERR_TAPE,
                      "tape.value");
-        ck_assert(marked(&y, sizeof y));
+        ck_assert(marked_bytes(&y, sizeof y));
     }
-#undef REFUSED
+#undef REFUSED_HERE
     /* and the layer still works on the same tape: its first node takes the
        first id after the refusals, which left nothing behind */
     ck_assert_int_eq(llm_linear_forward(&f.lin, &f.ps, &tape, xok, &y, NULL), LLM_OK);

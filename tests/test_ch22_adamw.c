@@ -19,13 +19,6 @@ static const llm_adamw_config fixture_config = {0.5, 0.5, 0.1, 0.1};
 
 #define CLOSE(a, b) ck_assert_msg(fabs((a) - (b)) <= 1e-12, "%.17g != %.17g", (double)(a), \
                                   (double)(b))
-#define REFUSED(st, want, want_stage)                          \
-    do {                                                       \
-        ck_assert_int_eq((st), (want));                        \
-        ck_assert_int_eq(err.code, (want));                    \
-        ck_assert_str_eq(where(&err), (want_stage));             \
-    } while (0)
-
 /* Appends a rank-1 parameter with the given values and gradient. */
 static void add(llm_params *ps, const char *name, size_t n, const double *values,
                 const double *grad, int decay)

@@ -15,23 +15,7 @@ static const double fix_w[4] = {0.5, -1, 2, 0.25};
 static const double fix_g[2] = {1, 1};
 static const size_t shape2[1] = {2};
 
-static int marked(const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (c[i] != 0x5a)
-            return 0;
-    return 1;
-}
 
-static void assert_error(llm_status st, const llm_error *err, llm_status code,
-                         const char *stage)
-{
-    ck_assert_msg(st == code, "got %s, want %s", llm_status_name(st), llm_status_name(code));
-    ck_assert_str_eq(first_stage(err), stage);
-    ck_assert(err->message[0] != '\0');
-}
 
 /* One branch "branch", 2 -> 2, no bias, weight w set by hand. */
 typedef struct fixture {
@@ -286,25 +270,25 @@ START_TEST(unequal_shapes_and_bad_arguments_are_refused_untouched)
     ck_assert_int_eq(llm_tape_add(&tape, xv, rv, &wide, NULL), LLM_OK);
     memset(&y, 0x5a, sizeof y);
     nodes0 = tape.count;
-#define REFUSED(call, code, stage)                     \
+#define REFUSED_HERE(call, code, stage)                     \
     do {                                               \
         memset(&err, 0, sizeof err);                   \
         assert_error((call), &err, (code), (stage));   \
-        ck_assert(marked(&y, sizeof y));               \
+        ck_assert(marked_bytes(&y, sizeof y));               \
         ck_assert_uint_eq(tape.count, nodes0);         \
     } while (0)
-    REFUSED(llm_residual_add(&tape, xv, rv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
-    REFUSED(llm_residual_add(&tape, rv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
-    REFUSED(llm_residual_add(&tape, rv, cv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
-    REFUSED(llm_residual_add(&tape, mv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
-    REFUSED(llm_residual_add(&tape, xv, sv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
-    REFUSED(llm_residual_add(&tape, sv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
-    REFUSED(llm_residual_add(&tape, xv, vv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
-    REFUSED(llm_residual_add(&tape, xv, xv, NULL, &err), LLM_ERR_ARGUMENT, "nn.residual_add");
-    REFUSED(llm_residual_add(NULL, xv, xv, &y, &err), LLM_ERR_ARGUMENT, "nn.residual_add");
-    REFUSED(llm_residual_add(&old, stale, stale, &y, &err), LLM_ERR_TAPE, "tape.value");
-    REFUSED(llm_residual_add(&tape, xv, stale, &y, &err), LLM_ERR_TAPE, "tape.value");
-#undef REFUSED
+    REFUSED_HERE(llm_residual_add(&tape, xv, rv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(&tape, rv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(&tape, rv, cv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(&tape, mv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(&tape, xv, sv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(&tape, sv, xv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(&tape, xv, vv, &y, &err), LLM_ERR_SHAPE, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(&tape, xv, xv, NULL, &err), LLM_ERR_ARGUMENT, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(NULL, xv, xv, &y, &err), LLM_ERR_ARGUMENT, "nn.residual_add");
+    REFUSED_HERE(llm_residual_add(&old, stale, stale, &y, &err), LLM_ERR_TAPE, "tape.value");
+    REFUSED_HERE(llm_residual_add(&tape, xv, stale, &y, &err), LLM_ERR_TAPE, "tape.value");
+#undef REFUSED_HERE
     /* the message names both shapes */
     ck_assert_int_eq(llm_residual_add(&tape, xv, rv, &y, &err), LLM_ERR_SHAPE);
     ck_assert_ptr_nonnull(strstr(err.message, "[2]"));
