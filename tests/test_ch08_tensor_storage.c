@@ -459,12 +459,27 @@ START_TEST(a_refusal_passed_on_keeps_the_stage_that_refused_first)
 }
 END_TEST
 
+START_TEST(trimmed_numbers_drop_trailing_zeros_only)
+{
+    char buf[64];
+    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 5.5, 12), "5.5");
+    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 2.0, 12), "2");
+    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, -0.5, 12), "-0.5");
+    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 10.0, 6), "10");      /* not "1" */
+    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 100.0, 0), "100");    /* no point */
+    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 1e-6, 6), "0.000001");
+    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, -1e-9, 6), "0");      /* no "-0" */
+    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 0.25, 1), "0.2");
+}
+END_TEST
+
 Suite *ch08_tensor_storage_suite(void)
 {
     Suite *s = suite_create("ch08 tensor storage");
     TCase *tc = tcase_create("storage");
     tcase_add_test(tc, strides_and_offsets_follow_row_major_order);
     tcase_add_test(tc, a_refusal_passed_on_keeps_the_stage_that_refused_first);
+    tcase_add_test(tc, trimmed_numbers_drop_trailing_zeros_only);
     tcase_add_test(tc, index_next_walks_row_major_order);
     tcase_add_test(tc, write_changes_exactly_one_position);
     tcase_add_test(tc, out_of_range_index_names_the_axis_and_reads_nothing);

@@ -12,21 +12,6 @@ static const double fix_w[6] = {1, 0, -1, 2, 0.5, 1};       /* W [2, 3] */
 static const double fix_b[3] = {0.5, -0.5, 1};              /* b [3] */
 static const double fix_g[6] = {1, 0, -1, 0.5, 2, 1};       /* G = dL/dY [2, 3] */
 static const size_t shape_x[2] = {2, 2};
-/* x with at most 12 decimals, trailing zeros dropped: 5.5, 2, -0.5. */
-static char *num(char *buf, size_t size, double x)
-{
-    size_t n;
-    llm_fmt(buf, size, x, 12);
-    if (strchr(buf, '.') == NULL)
-        return buf;
-    n = strlen(buf);
-    while (n > 0 && buf[n - 1] == '0')
-        buf[--n] = '\0';
-    if (n > 0 && buf[n - 1] == '.')
-        buf[--n] = '\0';
-    return buf;
-}
-
 /* A row-major [rows, cols] matrix as "[[a, b], [c, d]]"; a vector when
    rows is 0 ("[a, b]"). */
 static char *matrix(char *buf, size_t size, const double *x, size_t rows, size_t cols)
@@ -40,7 +25,7 @@ static char *matrix(char *buf, size_t size, const double *x, size_t rows, size_t
         used += (size_t)snprintf(buf + used, size - used, "%s[", i ? ", " : "");
         for (j = 0; j < cols && used < size; j++)
             used += (size_t)snprintf(buf + used, size - used, "%s%s", j ? ", " : "",
-                                     num(one, sizeof one, x[i * cols + j]));
+                                     llm_fmt_trim(one, sizeof one, x[i * cols + j], 12));
         if (used < size)
             used += (size_t)snprintf(buf + used, size - used, "]");
     }
@@ -57,7 +42,7 @@ static void trace_matrix(llm_trace *tr, const char *table, const double *x,
     size_t i, j;
     for (i = 0; i < rows; i++) {
         for (j = 0; j < cols && j < 8; j++) {
-            num(cell[j], sizeof cell[j], x[i * cols + j]);
+            llm_fmt_trim(cell[j], sizeof cell[j], x[i * cols + j], 12);
             cells[j] = cell[j];
         }
         llm_trace_row(tr, table, cols, cells);
@@ -158,7 +143,7 @@ static llm_status run(const llm_linear *lin, llm_params *ps, size_t rank,
 static char *factor(char buf[48], double x)
 {
     char one[32];
-    num(one, sizeof one, x);
+    llm_fmt_trim(one, sizeof one, x, 12);
     snprintf(buf, 48, x < 0 ? "(%s)" : "%s", one);
     return buf;
 }
@@ -273,15 +258,15 @@ int main(int argc, char **argv)
         printf("Y shape=%s values=%s\n", llm_fmt_sizes(c[0], sizeof c[0], yshape, yrank),
                matrix(buf, sizeof buf, y_ref, 2, 3));
         llm_trace_value(&tr, "y", buf);
-        llm_trace_value(&tr, "y12", num(c[0], sizeof c[0], y_ref[5]));
+        llm_trace_value(&tr, "y12", llm_fmt_trim(c[0], sizeof c[0], y_ref[5], 12));
         for (i = 0; i < 2; i++)
             for (j = 0; j < 3; j++) {
                 snprintf(c[0], sizeof c[0], "[%zu, %zu]", i, j);
                 snprintf(c[1], sizeof c[1], "%s·%s + %s·%s + %s",
                          factor(f[0], fix_x[2 * i]), factor(f[1], fix_w[j]),
                          factor(f[2], fix_x[2 * i + 1]), factor(f[3], fix_w[3 + j]),
-                         num(buf, sizeof buf, fix_b[j]));
-                num(c[2], sizeof c[2], y_ref[3 * i + j]);
+                         llm_fmt_trim(buf, sizeof buf, fix_b[j], 12));
+                llm_fmt_trim(c[2], sizeof c[2], y_ref[3 * i + j], 12);
                 llm_trace_row(&tr, "terms", 3, cells);
             }
         trace_matrix(&tr, "mat_x", fix_x, 2, 2);

@@ -13,26 +13,11 @@ static const double deep_diag = -0.25;                  /* W_k = -0.25 I */
 static const double deep_seed[2] = {2, -1};             /* the stack's seed at the top */
 static const size_t shape_x[1] = {2};
 #define DEPTH 4
-/* x with at most 12 decimals, trailing zeros dropped: 3.25, 2, -0.5. */
-static char *num(char *buf, size_t size, double x)
-{
-    size_t n;
-    llm_fmt(buf, size, x, 12);
-    if (strchr(buf, '.') == NULL)
-        return buf;
-    n = strlen(buf);
-    while (n > 0 && buf[n - 1] == '0')
-        buf[--n] = '\0';
-    if (n > 0 && buf[n - 1] == '.')
-        buf[--n] = '\0';
-    return buf;
-}
-
 /* "[a, b]" for a vector of two. */
 static char *vec(char *buf, size_t size, const double *x)
 {
     char a[48], b[48];
-    snprintf(buf, size, "[%s, %s]", num(a, sizeof a, x[0]), num(b, sizeof b, x[1]));
+    snprintf(buf, size, "[%s, %s]", llm_fmt_trim(a, sizeof a, x[0], 12), llm_fmt_trim(b, sizeof b, x[1], 12));
     return buf;
 }
 
@@ -323,7 +308,7 @@ int main(int argc, char **argv)
             ok = llm_demo_ok("ch24", stack(layers, &deep, (int)r, deep_seed, top[r], grads[r],
                                            &err), &err);
         if (ok) {
-            printf("stack depth=%d branch=%s I seed=%s\n", DEPTH, num(c[0], sizeof c[0], deep_diag),
+            printf("stack depth=%d branch=%s I seed=%s\n", DEPTH, llm_fmt_trim(c[0], sizeof c[0], deep_diag, 12),
                    vec(c[1], sizeof c[1], deep_seed));
             printf("plain: h%d=%s", DEPTH, vec(c[0], sizeof c[0], top[0]));
             printf(" dx=%s\n", vec(c[0], sizeof c[0], grads[0][0]));
@@ -340,8 +325,8 @@ int main(int argc, char **argv)
                 vec(c[3], sizeof c[3], grads[1][k]);
                 llm_trace_row(&tr, "depth", 4, cells);
                 printf("gradient at h%zu crossed=%s plain=%s residual=%s\n", k, c[1], c[2], c[3]);
-                num(c[2], sizeof c[2], grads[0][k][0] < 0 ? -grads[0][k][0] : grads[0][k][0]);
-                num(c[3], sizeof c[3], grads[1][k][0] < 0 ? -grads[1][k][0] : grads[1][k][0]);
+                llm_fmt_trim(c[2], sizeof c[2], grads[0][k][0] < 0 ? -grads[0][k][0] : grads[0][k][0], 12);
+                llm_fmt_trim(c[3], sizeof c[3], grads[1][k][0] < 0 ? -grads[1][k][0] : grads[1][k][0], 12);
                 cells[0] = c[1];
                 cells[1] = c[2];
                 cells[2] = c[3];

@@ -16,21 +16,6 @@ static void fill_row(llm_trace *tr, const char *table, size_t n, char (*c)[128])
     llm_trace_row(tr, table, n, cells);
 }
 
-/* x with at most 12 decimals, trailing zeros dropped: 0.5, 3, -1. */
-static char *num(char *buf, size_t size, double x)
-{
-    size_t n;
-    llm_fmt(buf, size, x, 12);
-    if (strchr(buf, '.') == NULL)
-        return buf;
-    n = strlen(buf);
-    while (n > 0 && buf[n - 1] == '0')
-        buf[--n] = '\0';
-    if (n > 0 && buf[n - 1] == '.')
-        buf[--n] = '\0';
-    return buf;
-}
-
 /* "[[a, b], [c, d]]" from r rows of c values, row-major; one row without
    the outer brackets, "[a, b]", when r is 0. */
 static char *matrix(char *buf, size_t size, const double *x, size_t r, size_t c)
@@ -42,7 +27,7 @@ static char *matrix(char *buf, size_t size, const double *x, size_t r, size_t c)
         for (j = 0; j < c; j++) {
             used = strlen(buf);
             snprintf(buf + used, size - used, "%s%s%s%s", j == 0 && i > 0 ? ", " : "",
-                     j == 0 ? "[" : ", ", num(one, sizeof one, x[i * c + j]),
+                     j == 0 ? "[" : ", ", llm_fmt_trim(one, sizeof one, x[i * c + j], 12),
                      j + 1 == c ? "]" : "");
         }
     used = strlen(buf);
@@ -59,7 +44,7 @@ static void trace_matrix(llm_trace *tr, const char *table, const double *x, size
     size_t i, j;
     for (i = 0; i < r; i++) {
         for (j = 0; j < c && j < 8; j++)
-            num(cell[j], sizeof cell[j], x[i * c + j]);
+            llm_fmt_trim(cell[j], sizeof cell[j], x[i * c + j], 12);
         fill_row(tr, table, c, cell);
     }
 }
@@ -329,7 +314,7 @@ int main(int argc, char **argv)
             llm_trace_value(&tr, "scores", buf);
             printf(" with W_k = W_q: %s\n", matrix(buf, sizeof buf, sh, 2, 2));
             llm_trace_value(&tr, "scores_shared", buf);
-            llm_trace_value(&tr, "score_11", num(buf, sizeof buf, sc[3]));
+            llm_trace_value(&tr, "score_11", llm_fmt_trim(buf, sizeof buf, sc[3], 12));
         }
         match = memcmp(out, want, sizeof want) == 0;
         printf("matches the digest: %s\n", match ? "yes" : "no");

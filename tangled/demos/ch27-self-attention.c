@@ -9,17 +9,6 @@
 #include "llm/evidence.h"
 #include "llm/gradcheck.h"
 
-/* x with at most 6 decimals, trailing zeros dropped: 3, -0.5. */
-static char *num(char *buf, size_t size, double x)
-{
-    size_t n;
-    llm_fmt(buf, size, x, 6);
-    n = strlen(buf);
-    while (strchr(buf, '.') != NULL && n > 0 && (buf[n - 1] == '0' || buf[n - 1] == '.'))
-        buf[--n] = '\0';
-    return buf;
-}
-
 /* "[[a, b], [c, d]]": r rows of c values, row-major; six decimals, or
    trimmed by num when trim is 1. */
 static char *matrix(char *buf, size_t size, const double *x, size_t r, size_t c, int trim)
@@ -30,7 +19,7 @@ static char *matrix(char *buf, size_t size, const double *x, size_t r, size_t c,
     for (i = 0; i < r && used < size; i++)
         for (j = 0; j < c && used < size; j++) {
             if (trim)
-                num(one, sizeof one, x[i * c + j]);
+                llm_fmt_trim(one, sizeof one, x[i * c + j], 6);
             else
                 llm_fmt(one, sizeof one, x[i * c + j], 6);
             used += (size_t)snprintf(buf + used, size - used, "%s%s%s%s",
@@ -291,8 +280,8 @@ int main(int argc, char **argv)
                 llm_fmt(c[4], sizeof c[4], ov[2 * i], 6);
                 llm_fmt(c[5], sizeof c[5], ov[2 * i + 1], 6);
                 llm_trace_row(&tr, "mix", 6, cells);
-                num(c[1], sizeof c[1], values(&tape, v)[2 * i]);
-                num(c[2], sizeof c[2], values(&tape, v)[2 * i + 1]);
+                llm_fmt_trim(c[1], sizeof c[1], values(&tape, v)[2 * i], 6);
+                llm_fmt_trim(c[2], sizeof c[2], values(&tape, v)[2 * i + 1], 6);
                 llm_trace_row(&tr, "vrows", 3, cells);
             }
             snprintf(buf, sizeof buf, "%.1e", dev);
@@ -381,7 +370,7 @@ int main(int argc, char **argv)
         if (ok) {
             same = values(&tape, w)[0] == 1.0 && memcmp(values(&tape, o), v1, sizeof v1) == 0;
             printf("one token: weight=%s output=%s bit-identical to v=%s\n",
-                   num(buf, sizeof buf, values(&tape, w)[0]),
+                   llm_fmt_trim(buf, sizeof buf, values(&tape, w)[0], 6),
                    matrix(buf + 16, sizeof buf - 16, values(&tape, o), 1, 3, 1), same ? "yes" : "no");
             llm_trace_value(&tr, "single", same ? "yes" : "no");
             llm_trace_value(&tr, "single_out", buf + 16);

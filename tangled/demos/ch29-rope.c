@@ -10,17 +10,6 @@
 
 static const double fix_row[4] = {1, 0, 1, 0};
 
-/* x with at most 6 decimals, trailing zeros dropped: 0.1, 1. */
-static char *num(char *buf, size_t size, double x)
-{
-    size_t n;
-    llm_fmt(buf, size, x, 6);
-    n = strlen(buf);
-    while (strchr(buf, '.') != NULL && n > 0 && (buf[n - 1] == '0' || buf[n - 1] == '.'))
-        buf[--n] = '\0';
-    return buf;
-}
-
 /* y = the T rows x (width 4) rotated at positions pos. */
 static llm_status rotate(const llm_rope *rope, const double *x, size_t T, const size_t *pos,
                          double *y, llm_error *err)
@@ -136,8 +125,8 @@ int main(int argc, char **argv)
         return llm_demo_finish(&tr, 0);
     {
         char a[32], b[32], buf[96];
-        snprintf(buf, sizeof buf, "[%s, %s]", num(a, sizeof a, rope.inv_freq[0]),
-                 num(b, sizeof b, rope.inv_freq[1]));
+        snprintf(buf, sizeof buf, "[%s, %s]", llm_fmt_trim(a, sizeof a, rope.inv_freq[0], 6),
+                 llm_fmt_trim(b, sizeof b, rope.inv_freq[1], 6));
         printf("head_dim=4 base=100 capacity=8 pairing=adjacent inv_freq=%s\n", buf);
         llm_trace_value(&tr, "inv_freq", buf);
         ok = ok && rope.inv_freq[0] == 1.0 && fabs(rope.inv_freq[1] - 0.1) < 1e-15;

@@ -66,6 +66,20 @@ char *llm_fmt_list(char *buf, size_t size, const double *x, size_t n, int decima
     }
     return buf;
 }
+
+char *llm_fmt_trim(char *buf, size_t size, double x, int decimals)
+{
+    size_t n;
+    llm_fmt(buf, size, x, decimals);
+    if (strchr(buf, '.') == NULL)
+        return buf;
+    n = strlen(buf);
+    while (n > 0 && buf[n - 1] == '0')
+        buf[--n] = '\0';
+    if (n > 0 && buf[n - 1] == '.')
+        buf[--n] = '\0';
+    return buf;
+}
 void llm_trace_value(llm_trace *trace, const char *key, const char *value)
 {
     if (trace->fp != NULL && fprintf(trace->fp, "v\t%s\t%s\n", key, value) < 0)

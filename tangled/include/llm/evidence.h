@@ -33,6 +33,10 @@ void llm_trace_row(llm_trace *trace, const char *table, size_t ncells,
 char *llm_fmt(char *buf, size_t size, double x, int decimals);
 char *llm_fmt_list(char *buf, size_t size, const double *x, size_t n, int decimals);
 
+/* llm_fmt, then the trailing zeros of the fraction and a bare point go:
+   with 12 decimals 5.5 is "5.5", 2 is "2", -0.5 is "-0.5". Returns buf. */
+char *llm_fmt_trim(char *buf, size_t size, double x, int decimals);
+
 /* 1 when st is LLM_OK; else prints "<demo>: unexpected <code> error in
    <stage>: <message>" on stderr and returns 0. */
 int llm_demo_ok(const char *demo, llm_status st, const llm_error *err);
