@@ -452,8 +452,14 @@ START_TEST(a_refusal_passed_on_keeps_the_stage_that_refused_first)
     ck_assert_int_eq(llm_fail_from(&err, &why, "tape.gather", NULL), LLM_ERR_SHAPE);
     ck_assert_str_eq(err.cause, "");                      /* its own stage is no cause */
     ck_assert_str_eq(err.message, "");
+    /* why may be err itself, its message an argument */
+    ck_assert_int_eq(llm_fail(&err, LLM_ERR_INDEX, "tensor.offset", "inner"), LLM_ERR_INDEX);
+    ck_assert_int_eq(llm_fail_from(&err, &err, "tensor.get", "outer: %s", err.message),
+                     LLM_ERR_INDEX);
+    ck_assert_str_eq(err.message, "outer: inner");
+    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "tensor.get <- tensor.offset");
     /* the printed form is cut to the buffer, and NULL is safe */
-    ck_assert_str_eq(llm_error_where(tiny, sizeof tiny, &err), "tape.ga");
+    ck_assert_str_eq(llm_error_where(tiny, sizeof tiny, &err), "tensor.");
     ck_assert_str_eq(llm_error_where(buf, sizeof buf, NULL), "?");
     ck_assert_ptr_null(llm_error_where(NULL, 4, &err));
 }

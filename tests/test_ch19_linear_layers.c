@@ -671,6 +671,45 @@ START_TEST(a_layer_checks_a_list_by_name_and_shape)
 }
 END_TEST
 
+/* llm_param_leaf reuses only a leaf of the parameter itself: the same view,
+   and no accumulator only when the parameter is frozen. */
+START_TEST(param_leaf_reuses_only_the_parameters_own_leaf)
+{
+    llm_params ps;
+    llm_linear lin;
+    llm_rng rng;
+    llm_tape tape;
+    llm_tensor rows;
+    llm_var slice, whole, got;
+    llm_node_info info;
+    ck_assert_int_eq(llm_params_init(&ps, NULL), LLM_OK);
+    llm_rng_seed(&rng, 1);
+    ck_assert_int_eq(llm_linear_init(&lin, &ps, "p", 3, 2, 0, &rng, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
+    /* rows 1..2 of the weight: the same buffer, another view */
+    ck_assert_int_eq(llm_tensor_slice(&rows, &ps.items[0].value, 0, 1, 3, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &rows, NULL, &slice, NULL), LLM_OK);
+    ck_assert_int_eq(llm_param_leaf(&tape, &ps, 0, &got, NULL), LLM_OK);
+    ck_assert_uint_ne(got.id, slice.id);
+    ck_assert_int_eq(llm_tape_node(&tape, got.id, &info, NULL), LLM_OK);
+    ck_assert_uint_eq(info.value->shape[0], 3);
+    ck_assert_ptr_eq(info.grad, &ps.items[0].grad);
+    /* the whole weight without an accumulator is not a trainable one's leaf */
+    ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &ps.items[0].value, NULL, &whole, NULL), LLM_OK);
+    ck_assert_int_eq(llm_param_leaf(&tape, &ps, 0, &got, NULL), LLM_OK);
+    ck_assert_uint_ne(got.id, whole.id);
+    /* but it is a frozen one's */
+    ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
+    ck_assert_int_eq(llm_params_set_trainable(&ps, 0, 0, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_leaf(&tape, &ps.items[0].value, NULL, &whole, NULL), LLM_OK);
+    ck_assert_int_eq(llm_param_leaf(&tape, &ps, 0, &got, NULL), LLM_OK);
+    ck_assert_uint_eq(got.id, whole.id);
+    llm_tape_free(&tape);
+    llm_params_free(&ps);
+}
+END_TEST
+
 Suite *ch19_linear_layers_suite(void)
 {
     Suite *s = suite_create("ch19 linear layers");
@@ -686,6 +725,7 @@ Suite *ch19_linear_layers_suite(void)
     tcase_add_test(tc, a_layer_used_twice_records_its_parameters_once);
     tcase_add_test(tc, param_leaf_finds_the_recorded_leaf_or_refuses);
     tcase_add_test(tc, a_layer_checks_a_list_by_name_and_shape);
+    tcase_add_test(tc, param_leaf_reuses_only_the_parameters_own_leaf);
     tcase_add_test(tc, every_gradient_coordinate_passes_the_difference_check);
     tcase_add_test(tc, forward_refusals_leave_output_and_tape_untouched);
     suite_add_tcase(s, tc);

@@ -671,6 +671,16 @@ START_TEST(grouped_projections_have_their_own_widths)
     ck_assert(memcmp(&out, &marker, sizeof out) == 0);
     ck_assert(rng.state == before.state);
     ck_assert_uint_eq(ps.count, 3);
+    /* the check: the layer as built passes, a layer whose widths disagree
+       with its projections does not */
+    ck_assert_int_eq(llm_qkv_check(&g, &ps, "attn", &err), LLM_OK);
+    out = g;
+    out.d_kv = 3;
+    ck_assert_int_eq(llm_qkv_check(&out, &ps, "attn", &err), LLM_ERR_SHAPE);
+    ck_assert_str_eq(err.stage, "qkv.check");
+    out = g;
+    out.d_model = 7;
+    ck_assert_int_eq(llm_qkv_check(&out, &ps, "attn", &err), LLM_ERR_SHAPE);
     llm_tape_free(&tape);
     llm_tensor_free(&x);
     llm_params_free(&ps);

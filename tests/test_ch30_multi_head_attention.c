@@ -703,12 +703,36 @@ START_TEST(forward_refusals_come_before_the_first_node)
 }
 END_TEST
 
+START_TEST(the_check_refuses_a_layer_its_constructor_would_not_build)
+{
+    llm_params ps;
+    llm_mha mha, bad;
+    llm_rng rng;
+    llm_error err;
+    ck_assert_int_eq(llm_params_init(&ps, NULL), LLM_OK);
+    llm_rng_seed(&rng, 30);
+    ck_assert_int_eq(llm_mha_init(&mha, &ps, "attention", 4, 2, &rng, NULL), LLM_OK);
+    ck_assert_int_eq(llm_mha_check(&mha, &ps, "attention", &err), LLM_OK);
+    bad = mha;
+    bad.d_model = 6;                               /* heads of 2 no longer make D */
+    ck_assert_int_eq(llm_mha_check(&bad, &ps, "attention", &err), LLM_ERR_CONFIG);
+    ck_assert_str_eq(err.stage, "mha.check");
+    bad = mha;
+    bad.n_heads = 0;
+    ck_assert_int_eq(llm_mha_check(&bad, &ps, "attention", &err), LLM_ERR_CONFIG);
+    ck_assert_int_eq(llm_mha_check(&mha, &ps, "attn", &err), LLM_ERR_NAME);
+    ck_assert_str_eq(where(&err), "mha.check <- param.check");
+    llm_params_free(&ps);
+}
+END_TEST
+
 Suite *ch30_multi_head_attention_suite(void)
 {
     Suite *s = suite_create("ch30 multi-head attention");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, the_fixture_reproduces_the_seed_tables);
+    tcase_add_test(tc, the_check_refuses_a_layer_its_constructor_would_not_build);
     tcase_add_test(tc, the_layer_holds_four_d_squared_parameters_at_any_head_count);
     tcase_add_test(tc, random_layers_agree_with_a_plain_reference);
     tcase_add_test(tc, split_then_merge_is_the_identity_and_split_takes_column_blocks);

@@ -4,6 +4,19 @@
 #include "llm/nn.h"
 #include "tape_op.h"
 
+/* 1 when a and b read the same elements the same way: one buffer, offset,
+   shape and strides */
+static int same_view(const llm_tensor *a, const llm_tensor *b)
+{
+    size_t k;
+    if (a->data != b->data || a->offset != b->offset || a->rank != b->rank)
+        return 0;
+    for (k = 0; k < a->rank && k < LLM_MAX_RANK; k++)
+        if (a->shape[k] != b->shape[k] || a->stride[k] != b->stride[k])
+            return 0;
+    return 1;
+}
+
 llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
                           llm_error *err)
 {
@@ -20,7 +33,8 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
         for (k = 0; k < tape->nleaves; k++) {      /* the tape's leaves, not its nodes */
             const size_t i = tape->leaves[k];
             const llm_node *n = &tape->nodes[i];
-            if (n->value.data == p->value.data && (n->grad == &p->grad || n->grad == NULL)) {
+            if (same_view(&n->value, &p->value) &&
+                (n->grad == &p->grad || (n->grad == NULL && !p->trainable))) {
                 out->id = i;
                 out->epoch = tape->epoch;
                 return LLM_OK;

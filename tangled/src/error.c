@@ -51,7 +51,7 @@ llm_status llm_fail_from(llm_error *err, const llm_error *why, const char *stage
     const llm_status code = why != NULL ? why->code : LLM_ERR_ARGUMENT;
     if (err != NULL) {
         va_list ap;
-        char first[sizeof err->cause] = "";
+        char first[sizeof err->cause] = "", message[sizeof err->message];
         if (why != NULL)
             snprintf(first, sizeof first, "%s", why->cause[0] != '\0' ? why->cause
                                                                        : why->stage);
@@ -59,12 +59,13 @@ llm_status llm_fail_from(llm_error *err, const llm_error *why, const char *stage
         snprintf(err->stage, sizeof err->stage, "%s", stage != NULL ? stage : "");
         snprintf(err->cause, sizeof err->cause, "%s",
                  strcmp(first, err->stage) != 0 ? first : "");
-        err->message[0] = '\0';
+        message[0] = '\0';            /* fmt's arguments may be why's, even err's */
         if (fmt != NULL) {
             va_start(ap, fmt);
-            vsnprintf(err->message, sizeof err->message, fmt, ap);
+            vsnprintf(message, sizeof message, fmt, ap);
             va_end(ap);
         }
+        memcpy(err->message, message, sizeof message);
     }
     return code;
 }

@@ -210,6 +210,14 @@ llm_status llm_mha_check(const llm_mha *mha, const llm_params *ps, const char *p
     if (mha == NULL || ps == NULL || prefix == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "mha.check",
                         "a layer, a parameter list and a prefix are required");
+    if (mha->n_heads == 0 || mha->head_dim == 0 || mha->head_dim % 2 != 0
+        || mha->d_model % mha->n_heads != 0 || mha->d_model / mha->n_heads != mha->head_dim
+        || mha->qkv.d_model != mha->d_model || mha->qkv.d_k != mha->d_model
+        || mha->qkv.d_kv != mha->d_model || mha->output.has_bias
+        || mha->output.d_in != mha->d_model || mha->output.d_out != mha->d_model)
+        return llm_fail(err, LLM_ERR_CONFIG, "mha.check",
+                        "the layer (D %zu, %zu heads of width %zu) is not one llm_mha_init "
+                        "builds", mha->d_model, mha->n_heads, mha->head_dim);
     st = llm_qkv_check(&mha->qkv, ps, prefix, err);
     snprintf(name, sizeof name, "%s.output", prefix);
     if (st == LLM_OK)

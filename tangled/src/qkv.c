@@ -153,6 +153,13 @@ llm_status llm_qkv_check(const llm_qkv *qkv, const llm_params *ps, const char *p
     if (qkv == NULL || ps == NULL || prefix == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.check",
                         "projections, a parameter list and a prefix are required");
+    if (qkv->query.d_in != qkv->d_model || qkv->query.d_out != qkv->d_k
+        || qkv->key.d_in != qkv->d_model || qkv->key.d_out != qkv->d_kv
+        || qkv->value.d_in != qkv->d_model || qkv->value.d_out != qkv->d_kv
+        || qkv->query.has_bias || qkv->key.has_bias || qkv->value.has_bias)
+        return llm_fail(err, LLM_ERR_SHAPE, "qkv.check",
+                        "the projections (D %zu, d_k %zu, d_kv %zu) are not ones "
+                        "llm_qkv_init builds", qkv->d_model, qkv->d_k, qkv->d_kv);
     lin[0] = &qkv->query;
     lin[1] = &qkv->key;
     lin[2] = &qkv->value;

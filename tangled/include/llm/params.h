@@ -90,8 +90,9 @@ llm_status llm_params_add_const(llm_params *ps, const char *name, size_t rank,
 llm_status llm_param_check(const llm_params *ps, size_t index, const char *name,
                            size_t rank, const size_t *shape, llm_error *err);
 /* The handle of parameter index of ps on tape: the leaf already recorded
-   for it in the current recording (its value), else a new leaf that
-   accumulates into its grad, or has no grad when the parameter is frozen.
+   for it in the current recording (its very tensor, with its grad, or with
+   none if the parameter is frozen), else a new leaf that accumulates into
+   its grad, or has no grad when the parameter is frozen.
    Add no parameter to ps while a recording holds its leaves: growing the
    list may move the grad tensors they point to.
    Errors: LLM_ERR_ARGUMENT (null tape, ps or out; index >= ps->count) and
