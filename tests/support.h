@@ -69,4 +69,16 @@ static inline llm_tensor make_tensor(size_t rank, const size_t *shape, const dou
     return t;
 }
 
+/* A header no constructor makes: one element at *data under rank axes
+   (rank above LLM_MAX_RANK, for the refusals of llm_tensor_check). */
+static inline llm_tensor malformed_tensor(double *data, size_t rank)
+{
+    llm_tensor t;
+    memset(&t, 0, sizeof t);
+    t.data = data;
+    t.rank = rank;
+    t.size = 1;
+    return t;
+}
+
 #endif

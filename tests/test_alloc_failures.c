@@ -224,8 +224,8 @@ END_TEST
 
 START_TEST(decoder_rope_and_optimiser_constructors)
 {
-    static const llm_decoder_config cfg = {7, 4, 2, 6, 2, 5, 10000.0, 1e-6, 0};
-    static const llm_decoder_config untied = {7, 4, 2, 6, 2, 5, 10000.0, 1e-6, 1};
+    static const llm_decoder_config cfg[2] = {{7, 4, 2, 6, 2, 5, 10000.0, 1e-6, 0},
+                                              {7, 4, 2, 6, 2, 5, 10000.0, 1e-6, 1}};
     static const llm_adamw_config acfg = {0.9, 0.999, 1e-8, 0.01};
     llm_params ps;
     llm_rng rng, rng0;
@@ -233,24 +233,22 @@ START_TEST(decoder_rope_and_optimiser_constructors)
     llm_rope rope, rope0;
     llm_adamw opt, opt0;
     llm_error err;
-    size_t used;
+    size_t used, k;
     ck_assert_int_eq(llm_params_init(&ps, NULL), LLM_OK);
     llm_rng_seed(&rng, 41);
     rng0 = rng;
     memset(&dec0, 0x5a, sizeof dec0);
-    WALK(&used, dec = dec0, llm_decoder_init(&dec, &ps, &cfg, &rng, &err),
-         memcmp(&dec, &dec0, sizeof dec) == 0 && ps.count == 0 && rng.state == rng0.state,
-         (llm_decoder_free(&dec), llm_params_truncate(&ps, 0), rng = rng0));
-    ck_assert_uint_ge(used, 2 * (2 + 9 * 2));
-    WALK(&used, dec = dec0, llm_decoder_init(&dec, &ps, &untied, &rng, &err),
-         memcmp(&dec, &dec0, sizeof dec) == 0 && ps.count == 0 && rng.state == rng0.state,
-         (llm_decoder_free(&dec), llm_params_truncate(&ps, 0), rng = rng0));
-    ck_assert_uint_ge(used, 2 * (3 + 9 * 2));               /* the head's weight too */
+    for (k = 0; k < 2; k++) {                               /* tied, then untied */
+        WALK(&used, dec = dec0, llm_decoder_init(&dec, &ps, &cfg[k], &rng, &err),
+             memcmp(&dec, &dec0, sizeof dec) == 0 && ps.count == 0 && rng.state == rng0.state,
+             (llm_decoder_free(&dec), llm_params_truncate(&ps, 0), rng = rng0));
+        ck_assert_uint_ge(used, 2 * (2 + k + 9 * 2));       /* an untied head's weight too */
+    }
     memset(&rope0, 0x5a, sizeof rope0);
     WALK(&used, rope = rope0, llm_rope_init(&rope, 2, 10000.0, 5, LLM_ROPE_ADJACENT, &err),
          memcmp(&rope, &rope0, sizeof rope) == 0, llm_rope_free(&rope));
     ck_assert_uint_ge(used, 3);
-    ck_assert_int_eq(llm_decoder_init(&dec, &ps, &cfg, &rng, NULL), LLM_OK);
+    ck_assert_int_eq(llm_decoder_init(&dec, &ps, &cfg[0], &rng, NULL), LLM_OK);
     memset(&opt0, 0x5a, sizeof opt0);
     WALK(&used, opt = opt0, llm_adamw_init(&opt, &ps, &acfg, &err),
          memcmp(&opt, &opt0, sizeof opt) == 0, llm_adamw_free(&opt));

@@ -527,10 +527,7 @@ START_TEST(views_refuse_a_rank_the_struct_cannot_hold)
     size_t perm[LLM_MAX_RANK + 2] = {0}, shape[1] = {1};
     llm_tensor bad, view, keep;
     llm_error err;
-    memset(&bad, 0, sizeof bad);
-    bad.data = &one;
-    bad.rank = LLM_MAX_RANK + 2;
-    bad.size = 1;
+    bad = malformed_tensor(&one, LLM_MAX_RANK + 2);
     memset(&view, 0x5a, sizeof view);
     keep = view;
     ck_assert_int_eq(llm_tensor_transpose(&view, &bad, 0, LLM_MAX_RANK + 1, &err),

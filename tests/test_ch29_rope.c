@@ -384,10 +384,7 @@ START_TEST(test_a_rank_the_struct_cannot_hold)
     llm_error err;
     llm_rope r;
     make_rope(&r, LLM_ROPE_ADJACENT);
-    memset(&bad, 0, sizeof bad);
-    bad.data = &one;
-    bad.rank = LLM_MAX_RANK + 3;
-    bad.size = 1;
+    bad = malformed_tensor(&one, LLM_MAX_RANK + 3);
     memset(&out, 0x5a, sizeof out);
     keep = out;
     ck_assert_int_eq(llm_rope_apply(&r, &bad, pos, 1, &out, &err), LLM_ERR_ARGUMENT);
