@@ -43,7 +43,7 @@ llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     llm_error why;
     llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.softmax");
+        return st;
     x = &tape->nodes[a.id].value;
     if (x->rank == 0)
         return llm_fail(err, LLM_ERR_AXIS, stage, "a scalar has no axis to normalise");
@@ -54,7 +54,7 @@ llm_status llm_tape_softmax(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     st = llm_softmax(&node.value, x, x->rank - 1, &why);
     if (st != LLM_OK)
         return llm_fail_from(err, &why, stage, "%s", why.message);
-    return llm_pass(err, llm_tape_append(tape, node, out, stage, err), "tape.softmax");
+    return llm_tape_append(tape, node, out, stage, err);
 }
 
 /* One operand's handle, named q, k or v in the message: of this
@@ -258,7 +258,7 @@ llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
     size_t r;
     llm_status st = llm_tape_check(tape, 1, &scores, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.causal_softmax");
+        return st;
     x = &tape->nodes[scores.id].value;
     r = x->rank;
     if (r < 2)
@@ -276,8 +276,7 @@ llm_status llm_tape_causal_softmax(llm_tape *tape, llm_var scores, llm_var *out,
     node.arg[0] = scores.id;
     if ((st = causal_normalise(x, &node.value, &why)) != LLM_OK)
         return llm_fail_from(err, &why, stage, "%s", why.message);
-    return llm_pass(err, llm_tape_append(tape, node, out, stage, err),
-                    "tape.causal_softmax");
+    return llm_tape_append(tape, node, out, stage, err);
 }
 llm_status llm_tape_causal_attention(llm_tape *tape, llm_var q, llm_var k, llm_var v,
                                      llm_var *weights, llm_var *out, llm_error *err)

@@ -208,7 +208,7 @@ llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t
     size_t T, i;
     llm_status st = llm_tape_check(tape, 1, &x, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.rope");
+        return st;
     if (rope == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "a rope is required");
     t = &tape->nodes[x.id].value;
@@ -241,5 +241,5 @@ llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t
     at->base = rope->base;
     at->first = offset;
     at->pairing = rope->pairing;
-    return llm_pass(err, llm_tape_append(tape, node, out, stage, err), "tape.rope");
+    return llm_tape_append(tape, node, out, stage, err);
 }

@@ -154,7 +154,7 @@ llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, in
     llm_error why;
     llm_status st = llm_tape_check(tape, 2, args, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.matmul");
+        return st;
     memset(&node, 0, sizeof node);
     node.op = &matmul_op;
     node.nargs = 2;
@@ -171,7 +171,7 @@ llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, in
     at = node.attr;
     at->trans_a = trans_a != 0;
     at->trans_b = trans_b != 0;
-    return llm_pass(err, record_node(tape, node, out, stage, err), "tape.matmul");
+    return record_node(tape, node, out, stage, err);
 }
 /* Every ids[p] (p < n, positions of shape [rank]) must name a row of a table
    of v rows. The first that does not is refused by its coordinates. */
@@ -233,7 +233,7 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
     size_t oshape[LLM_MAX_RANK], stride[LLM_MAX_RANK], n, size, k;
     llm_status st = llm_tape_check(tape, 1, &table, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.gather");
+        return st;
     t = &tape->nodes[table.id].value;
     if (rank > 0 && shape == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "IDs of rank %zu need a shape", rank);
@@ -271,7 +271,7 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
     }
     gather_rows(rows, t->shape[0] > 0 ? t->size / t->shape[0] : 0, ids, n, node.value.data);
     llm_tensor_give(&copy);
-    return llm_pass(err, llm_tape_append(tape, node, out, stage, err), "tape.gather");
+    return llm_tape_append(tape, node, out, stage, err);
 }
 /* 1 / (1 + e^-x), never exponentiating a positive number */
 static double sigmoid(double x)
@@ -478,7 +478,7 @@ llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var 
     llm_error why;
     llm_status st = llm_tape_check(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.log_softmax");
+        return st;
     memset(&node, 0, sizeof node);
     node.op = &log_softmax_op;
     node.nargs = 1;
@@ -491,7 +491,7 @@ llm_status llm_tape_log_softmax(llm_tape *tape, llm_var a, size_t axis, llm_var 
         return llm_pass(err, st, "tape.log_softmax");
     }
     ((axis_attr *)node.attr)->axis = axis;
-    return llm_pass(err, record_node(tape, node, out, stage, err), "tape.log_softmax");
+    return record_node(tape, node, out, stage, err);
 }
 /* adj += (softmax(row) - onehot(target)) * seed / rows for each row of v
    logits (row-major), rows in ascending order */
@@ -541,7 +541,7 @@ llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targe
     double loss = 0.0;
     llm_status st = llm_tape_check(tape, 1, &logits, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.nll_mean");
+        return st;
     st = llm_nll_mean(&loss, &tape->nodes[logits.id].value, targets, ntargets, &why);
     if (st != LLM_OK)
         return llm_fail_from(err, &why, stage, "%s", why.message);
@@ -557,5 +557,5 @@ llm_status llm_tape_nll_mean(llm_tape *tape, llm_var logits, const size_t *targe
         return llm_pass(err, st, "tape.nll_mean");
     }
     node.value.data[0] = loss;
-    return llm_pass(err, record_node(tape, node, out, stage, err), "tape.nll_mean");
+    return record_node(tape, node, out, stage, err);
 }

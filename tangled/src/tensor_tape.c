@@ -562,7 +562,7 @@ llm_status llm_tape_leaf(llm_tape *tape, const llm_tensor *value, llm_tensor *gr
     llm_node node;
     llm_status st = check_operation(tape, 0, NULL, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.leaf");
+        return st;
     if (value == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no value");
     if ((st = check_input(value, "value", stage, err)) != LLM_OK)
@@ -598,7 +598,7 @@ llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *o
     llm_node node;
     llm_status st = check_operation(tape, 0, NULL, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.constant");
+        return st;
     if (value == NULL || value->data == NULL || value->rank > LLM_MAX_RANK)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "a value with a buffer and a rank up to %d is required",
@@ -611,7 +611,7 @@ llm_status llm_tape_constant(llm_tape *tape, const llm_tensor *value, llm_var *o
         llm_tensor_free(&node.value);
         return llm_pass(err, st, "tape.constant");
     }
-    return llm_pass(err, append(tape, node, out, stage, err), "tape.constant");
+    return append(tape, node, out, stage, err);
 }
 static llm_status record_binary(llm_tape *tape, const llm_op *op, llm_binary_op how,
                                 llm_var a, llm_var b, llm_var *out, const char *stage,
@@ -666,7 +666,7 @@ llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t
     llm_node node;
     llm_status st = check_operation(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.reshape");
+        return st;
     src = &tape->nodes[a.id].value;
     memset(&node, 0, sizeof node);
     node.op = &reshape_op;
@@ -686,7 +686,7 @@ llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t
     }
     if (st != LLM_OK)
         return llm_pass(err, st, "tape.reshape");
-    return llm_pass(err, append(tape, node, out, stage, err), "tape.reshape");
+    return append(tape, node, out, stage, err);
 }
 
 llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t axis_b,
@@ -697,7 +697,7 @@ llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t a
     llm_node node;
     llm_status st = check_operation(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.transpose");
+        return st;
     memset(&node, 0, sizeof node);
     node.op = &transpose_op;
     node.nargs = 1;
@@ -706,12 +706,11 @@ llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t a
     if (st == LLM_OK)
         st = llm_tape_attr(tape, &node, sizeof *at, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st,
-                        "tape.transpose");                       /* the value is a view: nothing to free */
+        return llm_pass(err, st, "tape.transpose");   /* a view: nothing to free */
     at = node.attr;
     at->axis_a = axis_a;
     at->axis_b = axis_b;
-    return llm_pass(err, append(tape, node, out, stage, err), "tape.transpose");
+    return append(tape, node, out, stage, err);
 }
 static llm_status record_reduce(llm_tape *tape, const llm_op *op, llm_reduce_op how,
                                 llm_var a, size_t axis, int keepdim, llm_var *out,
@@ -744,15 +743,15 @@ static llm_status record_reduce(llm_tape *tape, const llm_op *op, llm_reduce_op 
 llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim, llm_var *out,
                         llm_error *err)
 {
-    return llm_pass(err, record_reduce(tape, &sum_op, LLM_SUM, a, axis, keepdim, out, "tape.sum", err),
-                    "tape.sum");
+    return llm_pass(err, record_reduce(tape, &sum_op, LLM_SUM, a, axis, keepdim, out,
+                                       "tape.sum", err), "tape.sum");
 }
 
 llm_status llm_tape_mean(llm_tape *tape, llm_var a, size_t axis, int keepdim,
                          llm_var *out, llm_error *err)
 {
-    return llm_pass(err, record_reduce(tape, &mean_op, LLM_MEAN, a, axis, keepdim, out, "tape.mean",
-                                       err), "tape.mean");
+    return llm_pass(err, record_reduce(tape, &mean_op, LLM_MEAN, a, axis, keepdim, out,
+                                       "tape.mean", err), "tape.mean");
 }
 llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
@@ -763,7 +762,7 @@ llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     llm_node node;
     llm_status st = check_operation(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.sum_all");
+        return st;
     src = &tape->nodes[a.id].value;
     for (i = 0; i < src->size; i++) {          /* row-major, through the strides */
         for (o = src->offset, k = 0; k < src->rank; k++)
@@ -781,7 +780,7 @@ llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     if ((st = llm_tensor_zeros(&node.value, 0, NULL, err)) != LLM_OK)
         return llm_pass(err, st, "tape.sum_all");
     node.value.data[0] = acc;
-    return llm_pass(err, append(tape, node, out, stage, err), "tape.sum_all");
+    return append(tape, node, out, stage, err);
 }
 
 llm_status llm_tape_detach(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
@@ -790,14 +789,14 @@ llm_status llm_tape_detach(llm_tape *tape, llm_var a, llm_var *out, llm_error *e
     llm_node node;
     llm_status st = check_operation(tape, 1, &a, out, stage, err);
     if (st != LLM_OK)
-        return llm_pass(err, st, "tape.detach");
+        return st;
     memset(&node, 0, sizeof node);
     node.op = &detach_op;
     node.nargs = 0;                    /* no edge: the gradient stops here */
     node.arg[0] = a.id;
     node.value = tape->nodes[a.id].value;
     node.value.owns = 0;               /* a view of the operand's value */
-    return llm_pass(err, append(tape, node, out, stage, err), "tape.detach");
+    return append(tape, node, out, stage, err);
 }
 static llm_status check_seed(const llm_tape *tape, llm_var v, const llm_tensor *seed,
                              llm_error *err)
