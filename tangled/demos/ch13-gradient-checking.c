@@ -253,7 +253,7 @@ int main(int argc, char **argv)
             if (k == 5 || k == 13 || k == 15)
                 case_row(&tr, "θ³ − 2θ", 1.5, c[0], d.estimate, 4.75, tol);
             if ((k == 5 && !(e <= tol)) || (k >= 13 && e <= tol))
-                ok = 0;                     /* the digest: 1e-5 passes, 1e-13, 1e-15 fail */
+                ok = 0;                     /* the course: 1e-5 passes, 1e-13, 1e-15 fail */
         }
         llm_tensor_free(&t);
     }
