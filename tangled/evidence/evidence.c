@@ -1,5 +1,7 @@
 /* evidence.c -- demo arguments, stable number formatting, traces. */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "llm/evidence.h"
@@ -138,4 +140,234 @@ void llm_demo_refusal(llm_trace *trace, const char *what, llm_status st,
                       const llm_error *err)
 {
     llm_demo_refusal_cells(trace, "cm", what, st, err);
+}
+static int text_cut;             /* a text of the ring did not fit */
+
+int llm_demo_begin(llm_demo *d, int argc, char **argv, const char *name)
+{
+    const char *slug = strchr(name, '-');
+    memset(d, 0, sizeof *d);
+    d->name = name;
+    d->ok = 1;
+    if (llm_demo_start(argc, argv, name, &d->trace) != 0)
+        return 2;
+    printf("chapter=%.*s %s\n", slug != NULL ? (int)(slug - name - 2) : 0,
+           name + 2, slug != NULL ? slug + 1 : name);
+    return 0;
+}
+
+int llm_demo_end(llm_demo *d)
+{
+    llm_demo_drop(d, 0);
+    free(d->owned);
+    d->owned = NULL;
+    d->room = 0;
+    if (text_cut)
+        fprintf(stderr, "%s: a text was longer than %d bytes\n", d->name,
+                LLM_TEXT_SIZE - 1);
+    return llm_demo_finish(&d->trace, d->ok && !text_cut);
+}
+
+int llm_demo_call(llm_demo *d, llm_status st)
+{
+    if (!llm_demo_ok(d->name, st, &d->err))
+        d->ok = 0;
+    return d->ok;
+}
+
+int llm_demo_check(llm_demo *d, int holds, const char *what)
+{
+    if (!holds) {
+        fprintf(stderr, "%s: check failed: %s\n", d->name, what);
+        d->ok = 0;
+    }
+    return holds;
+}
+
+void *llm_own(llm_demo *d, size_t size, void (*release)(void *obj))
+{
+    void *obj = calloc(1, size);
+    if (obj != NULL && d->nowned == d->room) {
+        size_t room = d->room > 0 ? 2 * d->room : 16;
+        llm_owned *grown = realloc(d->owned, room * sizeof *grown);
+        if (grown == NULL) {
+            free(obj);
+            obj = NULL;
+        } else {
+            d->owned = grown;
+            d->room = room;
+        }
+    }
+    if (obj == NULL) {
+        fprintf(stderr, "%s: out of memory for a demo object\n", d->name);
+        d->ok = 0;
+        return NULL;
+    }
+    d->owned[d->nowned].obj = obj;
+    d->owned[d->nowned].release = release;
+    d->nowned++;
+    return obj;
+}
+
+size_t llm_demo_mark(const llm_demo *d)
+{
+    return d->nowned;
+}
+
+void llm_demo_drop(llm_demo *d, size_t mark)
+{
+    while (d->nowned > mark) {
+        d->nowned--;
+        d->owned[d->nowned].release(d->owned[d->nowned].obj);
+        free(d->owned[d->nowned].obj);
+    }
+}
+
+void llm_demo_run(llm_demo *d, void (*section)(llm_demo *d))
+{
+    size_t mark = llm_demo_mark(d);
+    if (d->ok)
+        section(d);
+    llm_demo_drop(d, mark);
+}
+
+static void release_tensor(void *t)
+{
+    llm_tensor_free(t);
+}
+
+llm_tensor *llm_own_tensor(llm_demo *d)
+{
+    return llm_own(d, sizeof(llm_tensor), release_tensor);
+}
+
+const char *llm_put(llm_demo *d, const char *key, const char *value)
+{
+    llm_trace_value(&d->trace, key, value);
+    return value;
+}
+
+void llm_row(llm_demo *d, const char *table, ...)
+{
+    const char *cells[32];
+    const char *cell;
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, table);
+    while ((cell = va_arg(ap, const char *)) != NULL && n < 32)
+        cells[n++] = cell;
+    va_end(ap);
+    if (cell != NULL)                    /* more than 32 cells */
+        text_cut = 1;
+    llm_trace_row(&d->trace, table, n, cells);
+}
+
+void llm_refuse(llm_demo *d, const char *what, llm_status st)
+{
+    llm_demo_refusal(&d->trace, what, st, &d->err);
+}
+
+void llm_refuse_cells(llm_demo *d, const char *cells, const char *what,
+                      llm_status st)
+{
+    llm_demo_refusal_cells(&d->trace, cells, what, st, &d->err);
+}
+/* The next buffer of the ring. */
+static char *next_text(void)
+{
+    static char ring[LLM_TEXT_SLOTS][LLM_TEXT_SIZE];
+    static size_t next;
+    char *buf = ring[next];
+    next = (next + 1) % LLM_TEXT_SLOTS;
+    return buf;
+}
+
+/* buf as written; a text that filled the buffer to its end was cut. */
+static const char *kept(const char *buf)
+{
+    if (strlen(buf) >= LLM_TEXT_SIZE - 1)
+        text_cut = 1;
+    return buf;
+}
+
+const char *llm_num(double x, int decimals)
+{
+    return kept(llm_fmt(next_text(), LLM_TEXT_SIZE, x, decimals));
+}
+
+const char *llm_trim(double x, int decimals)
+{
+    return kept(llm_fmt_trim(next_text(), LLM_TEXT_SIZE, x, decimals));
+}
+
+const char *llm_nums(const double *x, size_t n, int decimals)
+{
+    return kept(llm_fmt_list(next_text(), LLM_TEXT_SIZE, x, n, decimals));
+}
+
+/* "[a, b, c]" of x's values, each as number(x_i); "[]" when n is 0. */
+static const char *list_of(char *buf, const double *x, size_t n, int decimals,
+                           const char *(*number)(double, int))
+{
+    size_t used = 0, i;
+    buf[0] = '\0';
+    for (i = 0; i <= n && used < LLM_TEXT_SIZE; i++)
+        used += (size_t)snprintf(buf + used, LLM_TEXT_SIZE - used, "%s%s",
+                                 i == 0 ? "[" : i == n ? "" : ", ",
+                                 i < n ? number(x[i], decimals) : "");
+    if (used < LLM_TEXT_SIZE)
+        snprintf(buf + used, LLM_TEXT_SIZE - used, "]");
+    return kept(buf);
+}
+
+const char *llm_trims(const double *x, size_t n, int decimals)
+{
+    return list_of(next_text(), x, n, decimals, llm_trim);
+}
+
+/* "[[...], [...]]": each row a list of number(x_i). */
+static const char *rows_of(const double *x, size_t rows, size_t cols, int decimals,
+                           const char *(*number)(double, int))
+{
+    char *buf = next_text();
+    size_t used = 0, i;
+    buf[0] = '\0';
+    for (i = 0; i <= rows && used < LLM_TEXT_SIZE; i++)
+        used += (size_t)snprintf(buf + used, LLM_TEXT_SIZE - used, "%s%s",
+                                 i == 0 ? "[" : i == rows ? "" : ", ",
+                                 i < rows ? list_of(next_text(), x + i * cols, cols,
+                                                    decimals, number) : "");
+    if (used < LLM_TEXT_SIZE)
+        snprintf(buf + used, LLM_TEXT_SIZE - used, "]");
+    return kept(buf);
+}
+
+const char *llm_rows(const double *x, size_t rows, size_t cols, int decimals)
+{
+    return rows_of(x, rows, cols, decimals, llm_num);
+}
+
+const char *llm_trim_rows(const double *x, size_t rows, size_t cols, int decimals)
+{
+    return rows_of(x, rows, cols, decimals, llm_trim);
+}
+
+const char *llm_sizes(const size_t *sizes, size_t n)
+{
+    return kept(llm_fmt_sizes(next_text(), LLM_TEXT_SIZE, sizes, n));
+}
+
+const char *llm_text(const char *fmt, ...)
+{
+    char *buf = next_text();
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, LLM_TEXT_SIZE, fmt, ap);
+    va_end(ap);
+    return kept(buf);
+}
+
+const char *llm_yes(int holds)
+{
+    return holds ? "yes" : "no";
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "llm/error.h"
+#include "llm/tensor.h"
 
 typedef struct llm_trace {
     FILE *fp;     /* NULL when no trace was asked for */
@@ -55,5 +56,95 @@ void llm_demo_refusal(llm_trace *trace, const char *what, llm_status st,
 void llm_demo_refusal_cells(llm_trace *trace, const char *cells,
                             const char *what, llm_status st,
                             const llm_error *err);
+
+/* A demo's state. Its calls write err; ok turns 0 at the first unexpected
+   error or failed check and stays 0; owned lists what the demo frees. */
+typedef struct llm_owned {
+    void *obj;
+    void (*release)(void *obj);
+} llm_owned;
+
+typedef struct llm_demo {
+    const char *name;     /* "ch25-rmsnorm" */
+    llm_trace trace;
+    llm_error err;
+    int ok;
+    llm_owned *owned;
+    size_t nowned, room;
+} llm_demo;
+
+/* Parses the arguments as llm_demo_start does and prints the report's
+   first line, "chapter=25 rmsnorm" for "ch25-rmsnorm". Returns 0, or the
+   exit status 2. */
+int llm_demo_begin(llm_demo *d, int argc, char **argv, const char *name);
+
+/* Frees what the demo owns, newest first, closes the trace and returns the
+   exit status: 0 when ok is set, no trace write failed and no text was
+   cut; 1 otherwise. */
+int llm_demo_end(llm_demo *d);
+
+/* The status of a call that wrote d->err: returns d->ok; an error is
+   printed as llm_demo_ok prints it and clears ok. LLM_TRY makes the call
+   only while ok is set. */
+int llm_demo_call(llm_demo *d, llm_status st);
+#define LLM_TRY(d, call) ((d)->ok && llm_demo_call((d), (call)))
+
+/* A property the evidence must have: when holds is 0, ok is cleared and
+   "<demo>: check failed: <what>" goes to stderr. Returns holds. */
+int llm_demo_check(llm_demo *d, int holds, const char *what);
+
+/* A new zeroed object of size bytes that the demo owns: at llm_demo_drop
+   or llm_demo_end, release(obj) runs and the memory is freed. Returns NULL
+   and clears ok when memory runs out. */
+void *llm_own(llm_demo *d, size_t size, void (*release)(void *obj));
+/* The list's length now; freeing, newest first, back to that length. */
+size_t llm_demo_mark(const llm_demo *d);
+void llm_demo_drop(llm_demo *d, size_t mark);
+/* One section: while ok is set, section(d) runs, and what it owned is
+   freed when it returns. */
+void llm_demo_run(llm_demo *d, void (*section)(llm_demo *d));
+
+/* One value into the trace under key; returns value, so that the report
+   line prints what the trace holds. One row of a trace table: the cells
+   up to a NULL. */
+const char *llm_put(llm_demo *d, const char *key, const char *value);
+void llm_row(llm_demo *d, const char *table, ...);
+
+/* llm_demo_refusal and llm_demo_refusal_cells on the demo's trace and err. */
+void llm_refuse(llm_demo *d, const char *what, llm_status st);
+void llm_refuse_cells(llm_demo *d, const char *cells, const char *what,
+                      llm_status st);
+
+/* Texts that last: each call writes into the next of LLM_TEXT_SLOTS
+   buffers, so a text stays valid for the next LLM_TEXT_SLOTS - 1 texts,
+   enough for one report line or one row. A text longer than
+   LLM_TEXT_SIZE - 1 bytes is cut, and llm_demo_end then fails. */
+#define LLM_TEXT_SLOTS 64
+#define LLM_TEXT_SIZE 4096
+const char *llm_num(double x, int decimals);                   /* llm_fmt */
+const char *llm_trim(double x, int decimals);                  /* llm_fmt_trim */
+const char *llm_nums(const double *x, size_t n, int decimals); /* llm_fmt_list */
+const char *llm_trims(const double *x, size_t n, int decimals); /* a list of llm_trim */
+const char *llm_sizes(const size_t *sizes, size_t n);          /* llm_fmt_sizes */
+/* rows lists of cols values, row-major, as "[[a, b], [c, d]]": llm_num
+   values, or llm_trim values. */
+const char *llm_rows(const double *x, size_t rows, size_t cols, int decimals);
+const char *llm_trim_rows(const double *x, size_t rows, size_t cols, int decimals);
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+const char *llm_text(const char *fmt, ...);                    /* snprintf */
+const char *llm_yes(int holds);                                /* "yes", "no" */
+/* llm_own for a tensor, freed with llm_tensor_free. */
+llm_tensor *llm_own_tensor(llm_demo *d);
+/* llm_own for a scalar tape, freed with llm_stape_free (chapter 14). */
+struct llm_stape;
+struct llm_stape *llm_own_stape(llm_demo *d);
+/* llm_own for a tape, freed with llm_tape_free (chapter 15). */
+struct llm_tape;
+struct llm_tape *llm_own_tape(llm_demo *d);
+/* llm_own for a parameter list, freed with llm_params_free (chapter 17). */
+struct llm_params;
+struct llm_params *llm_own_params(llm_demo *d);
 
 #endif
