@@ -21,6 +21,8 @@
 #include "llm/data.h"
 #include "llm/optim.h"
 
+#include "support.h"
+
 /* ------------------------------------------------ a parameter list's state */
 
 /* What a failed constructor must give back: the count, every name, every
@@ -367,15 +369,14 @@ END_TEST
 
 Suite *alloc_failures_suite(void)
 {
-    Suite *s = suite_create("allocation failures");
-    TCase *tc = tcase_create("alloc");
-    tcase_add_test(tc, the_hook_fails_exactly_the_chosen_call);
-    tcase_add_test(tc, tensors_and_tapes);
-    tcase_add_test(tc, layers_roll_back_to_the_list_they_were_given);
-    tcase_add_test(tc, decoder_rope_and_optimiser_constructors);
-    tcase_add_test(tc, an_embedding_lookup_rewinds_its_leaf);
-    tcase_add_test(tc, a_decoder_loss_forward_and_backward);
-    tcase_add_test(tc, an_adamw_step_allocates_nothing);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        the_hook_fails_exactly_the_chosen_call,
+        tensors_and_tapes,
+        layers_roll_back_to_the_list_they_were_given,
+        decoder_rope_and_optimiser_constructors,
+        an_embedding_lookup_rewinds_its_leaf,
+        a_decoder_loss_forward_and_backward,
+        an_adamw_step_allocates_nothing,
+    };
+    return suite_of("allocation failures", tcase_of("alloc", 0, tests, COUNT(tests)));
 }

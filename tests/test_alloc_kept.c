@@ -9,6 +9,7 @@
 #include "llm/tape.h"
 #include "llm/error.h"
 #include "llm/tensor.h"
+#include "support.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define KEPT_ASAN 1
@@ -179,13 +180,12 @@ END_TEST
 
 Suite *alloc_kept_suite(void)
 {
-    Suite *s = suite_create("kept blocks");
-    TCase *tc = tcase_create("kept");
-    tcase_add_test(tc, a_block_given_back_is_the_next_of_its_size);
-    tcase_add_test(tc, the_limit_null_and_empty_blocks);
-    tcase_add_test(tc, the_failure_hook_counts_a_kept_block);
-    tcase_add_test(tc, a_tape_step_reuses_the_buffers_of_the_last);
-    tcase_add_test(tc, a_failed_pass_gives_its_adjoints_back);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        a_block_given_back_is_the_next_of_its_size,
+        the_limit_null_and_empty_blocks,
+        the_failure_hook_counts_a_kept_block,
+        a_tape_step_reuses_the_buffers_of_the_last,
+        a_failed_pass_gives_its_adjoints_back,
+    };
+    return suite_of("kept blocks", tcase_of("kept", 0, tests, COUNT(tests)));
 }

@@ -307,8 +307,6 @@ START_TEST(trace_lines_are_tab_separated)
     char *argv[4];
     const char *cells[2] = {"a b", "c"};
     char text[128];
-    size_t n;
-    FILE *fp;
     llm_trace tr;
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -317,12 +315,7 @@ START_TEST(trace_lines_are_tab_separated)
     llm_trace_value(&tr, "k", "v 1");
     llm_trace_row(&tr, "t", 2, cells);
     ck_assert_int_eq(llm_demo_finish(&tr, 1), 0);
-    fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    n = fread(text, 1, sizeof text - 1, fp);
-    text[n] = '\0';
-    fclose(fp);
-    remove(path);
+    take_file(path, text, sizeof text);
     ck_assert_str_eq(text, "v\tk\tv 1\nr\tt\ta b\tc\n");
 }
 END_TEST
@@ -333,8 +326,6 @@ START_TEST(refusal_rows_carry_the_chosen_cells)
     char prog[] = "demo", flag[] = "--trace";
     char *argv[4];
     char text[512];
-    size_t n;
-    FILE *fp;
     llm_trace tr;
     llm_error err;
     int fd = mkstemp(path);
@@ -351,12 +342,7 @@ START_TEST(refusal_rows_carry_the_chosen_cells)
     llm_demo_refusal_cells(&tr, "cccccccccc", "e", LLM_ERR_INDEX, &err);
     ck_assert_int_eq(llm_demo_ok("demo", LLM_OK, NULL), 1);
     ck_assert_int_eq(llm_demo_finish(&tr, 1), 0);
-    fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    n = fread(text, 1, sizeof text - 1, fp);
-    text[n] = '\0';
-    fclose(fp);
-    remove(path);
+    take_file(path, text, sizeof text);
     ck_assert_str_eq(text,
         "r\trefusals\ta\tindex\tindex 3 of 2\n"
         "r\trefusals\tb\tindex\ttensor.get\tindex 3 of 2\tindex (`tensor.get`)\t?\n"
@@ -481,30 +467,29 @@ END_TEST
 
 Suite *ch08_tensor_storage_suite(void)
 {
-    Suite *s = suite_create("ch08 tensor storage");
-    TCase *tc = tcase_create("storage");
-    tcase_add_test(tc, strides_and_offsets_follow_row_major_order);
-    tcase_add_test(tc, a_refusal_passed_on_keeps_the_stage_that_refused_first);
-    tcase_add_test(tc, trimmed_numbers_drop_trailing_zeros_only);
-    tcase_add_test(tc, index_next_walks_row_major_order);
-    tcase_add_test(tc, write_changes_exactly_one_position);
-    tcase_add_test(tc, out_of_range_index_names_the_axis_and_reads_nothing);
-    tcase_add_test(tc, wrong_rank_index_is_refused);
-    tcase_add_test(tc, null_arguments_are_refused);
-    tcase_add_test(tc, length_mismatch_leaves_output_untouched);
-    tcase_add_test(tc, element_counts_never_overflow);
-    tcase_add_test(tc, rank_above_the_maximum_is_refused);
-    tcase_add_test(tc, allocation_failure_is_reported);
-    tcase_add_test(tc, scalar_and_empty_shapes);
-    tcase_add_test(tc, storage_keeps_bits_of_negative_zero_and_nan);
-    tcase_add_test(tc, every_status_has_a_name);
-    tcase_add_test(tc, long_messages_are_truncated_not_overrun);
-    tcase_add_test(tc, numbers_are_formatted_without_negative_zero);
-    tcase_add_test(tc, demo_arguments_are_checked);
-    tcase_add_test(tc, trace_lines_are_tab_separated);
-    tcase_add_test(tc, refusal_rows_carry_the_chosen_cells);
-    tcase_add_test(tc, an_unexpected_status_fails_the_demo);
-    tcase_add_test(tc, null_and_malformed_arguments_are_refused);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        strides_and_offsets_follow_row_major_order,
+        a_refusal_passed_on_keeps_the_stage_that_refused_first,
+        trimmed_numbers_drop_trailing_zeros_only,
+        index_next_walks_row_major_order,
+        write_changes_exactly_one_position,
+        out_of_range_index_names_the_axis_and_reads_nothing,
+        wrong_rank_index_is_refused,
+        null_arguments_are_refused,
+        length_mismatch_leaves_output_untouched,
+        element_counts_never_overflow,
+        rank_above_the_maximum_is_refused,
+        allocation_failure_is_reported,
+        scalar_and_empty_shapes,
+        storage_keeps_bits_of_negative_zero_and_nan,
+        every_status_has_a_name,
+        long_messages_are_truncated_not_overrun,
+        numbers_are_formatted_without_negative_zero,
+        demo_arguments_are_checked,
+        trace_lines_are_tab_separated,
+        refusal_rows_carry_the_chosen_cells,
+        an_unexpected_status_fails_the_demo,
+        null_and_malformed_arguments_are_refused,
+    };
+    return suite_of("ch08 tensor storage", tcase_of("storage", 0, tests, COUNT(tests)));
 }

@@ -47,11 +47,7 @@ START_TEST(fixture_views_match_the_digest)
     make_fixture(&t);
 
     ck_assert_int_eq(llm_tensor_reshape(&r, &t, 2, to32, NULL), LLM_OK);
-    ck_assert_uint_eq(r.rank, 2);
-    ck_assert_uint_eq(r.shape[0], 3);
-    ck_assert_uint_eq(r.shape[1], 2);
-    ck_assert_uint_eq(r.stride[0], 2);
-    ck_assert_uint_eq(r.stride[1], 1);
+    assert_layout(&r, 2, (const size_t[]){3, 2}, (const size_t[]){2, 1});
     ck_assert_uint_eq(r.offset, 0);
     ck_assert_uint_eq(r.size, 6);
     assert_reads(&r, r_reads, 6);
@@ -454,9 +450,7 @@ START_TEST(scalar_views)
     ck_assert_int_eq(llm_tensor_set(&s, 0, NULL, 7.0, NULL), LLM_OK);
     ck_assert(llm_tensor_is_contiguous(&s));
     ck_assert_int_eq(llm_tensor_reshape(&v1, &s, 1, one, NULL), LLM_OK);
-    ck_assert_uint_eq(v1.rank, 1);
-    ck_assert_uint_eq(v1.shape[0], 1);
-    ck_assert_uint_eq(v1.stride[0], 1);
+    assert_layout(&v1, 1, (const size_t[]){1}, (const size_t[]){1});
     ck_assert_uint_eq(v1.size, 1);
     ck_assert_int_eq(llm_tensor_reshape(&v0, &v1, 0, NULL, NULL), LLM_OK);
     ck_assert_uint_eq(v0.rank, 0);
@@ -549,23 +543,22 @@ END_TEST
 
 Suite *ch09_tensor_views_suite(void)
 {
-    Suite *s = suite_create("ch09 tensor views");
-    TCase *tc = tcase_create("views");
-    tcase_add_test(tc, fixture_views_match_the_digest);
-    tcase_add_test(tc, reshape_of_the_transpose_is_refused_and_a_copy_fixes_it);
-    tcase_add_test(tc, contiguity_rules);
-    tcase_add_test(tc, views_of_views_compose);
-    tcase_add_test(tc, copy_of_a_permuted_3d_view_equals_element_reads);
-    tcase_add_test(tc, views_share_storage_and_copies_do_not);
-    tcase_add_test(tc, reshape_keeps_the_base_offset_and_same_axis_transpose_is_identity);
-    tcase_add_test(tc, reshape_errors_leave_the_view_untouched);
-    tcase_add_test(tc, transpose_errors_leave_the_view_untouched);
-    tcase_add_test(tc, permute_errors_leave_the_view_untouched);
-    tcase_add_test(tc, slice_errors_and_bounds);
-    tcase_add_test(tc, copy_errors_leave_the_output_untouched);
-    tcase_add_test(tc, scalar_views);
-    tcase_add_test(tc, empty_views);
-    tcase_add_test(tc, views_refuse_a_rank_the_struct_cannot_hold);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        fixture_views_match_the_digest,
+        reshape_of_the_transpose_is_refused_and_a_copy_fixes_it,
+        contiguity_rules,
+        views_of_views_compose,
+        copy_of_a_permuted_3d_view_equals_element_reads,
+        views_share_storage_and_copies_do_not,
+        reshape_keeps_the_base_offset_and_same_axis_transpose_is_identity,
+        reshape_errors_leave_the_view_untouched,
+        transpose_errors_leave_the_view_untouched,
+        permute_errors_leave_the_view_untouched,
+        slice_errors_and_bounds,
+        copy_errors_leave_the_output_untouched,
+        scalar_views,
+        empty_views,
+        views_refuse_a_rank_the_struct_cannot_hold,
+    };
+    return suite_of("ch09 tensor views", tcase_of("views", 0, tests, COUNT(tests)));
 }

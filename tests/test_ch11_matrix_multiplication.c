@@ -63,11 +63,7 @@ START_TEST(fixture_product)
     ck_assert_int_eq(llm_tensor_from(&a, 2, sa, fa, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_from(&w, 2, sw, fw, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_matmul(&c, &a, &w, 0, 0, NULL), LLM_OK);
-    ck_assert_uint_eq(c.rank, 2);
-    ck_assert_uint_eq(c.shape[0], 2);
-    ck_assert_uint_eq(c.shape[1], 2);
-    ck_assert_uint_eq(c.stride[0], 2);
-    ck_assert_uint_eq(c.stride[1], 1);
+    assert_layout(&c, 2, (const size_t[]){2, 2}, (const size_t[]){2, 1});
     ck_assert_int_eq(c.owns, 1);
     ck_assert_int_eq(memcmp(c.data, want, sizeof want), 0);
     ck_assert(c.data[2] == 4.0 * 1.0 + 5.0 * 0.0 + 6.0 * 2.0);
@@ -86,10 +82,7 @@ START_TEST(batched_fixture_broadcasts_w)
     ck_assert_int_eq(llm_tensor_from(&a, 3, s3, av, 12, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_from(&w, 3, sw3, fw, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_matmul(&c, &a, &w, 0, 0, NULL), LLM_OK);
-    ck_assert_uint_eq(c.rank, 3);
-    ck_assert_uint_eq(c.shape[0], 2);
-    ck_assert_uint_eq(c.shape[1], 2);
-    ck_assert_uint_eq(c.shape[2], 2);
+    assert_shape(&c, 3, (const size_t[]){2, 2, 2});
     ck_assert_uint_eq(c.size, 8);
     ck_assert_int_eq(memcmp(c.data, want, sizeof want), 0);
     llm_tensor_free(&a);
@@ -582,25 +575,25 @@ END_TEST
 
 Suite *ch11_matrix_multiplication_suite(void)
 {
-    Suite *s = suite_create("ch11 matrix multiplication");
-    TCase *tc = tcase_create("matmul");
-    tcase_add_test(tc, fixture_product);
-    tcase_add_test(tc, batched_fixture_broadcasts_w);
-    tcase_add_test(tc, transpose_flags_match_explicit_loops);
-    tcase_add_test(tc, flags_and_strided_views_agree);
-    tcase_add_test(tc, offset_views_are_read_from_their_offset);
-    tcase_add_test(tc, batch_axes_broadcast_both_ways);
-    tcase_add_test(tc, empty_inner_axis_gives_positive_zeros);
-    tcase_add_test(tc, empty_outputs_have_the_right_shape);
-    tcase_add_test(tc, bit_identical_to_the_textbook_loops);
-    tcase_add_test(tc, sum_order_and_zero_products_are_kept);
-    tcase_add_test(tc, every_error_path_leaves_the_output_untouched);
-    tcase_add_test(tc, inner_error_is_reported_before_batch_error);
-    tcase_add_test(tc, huge_outputs_are_refused);
-    tcase_add_test(tc, operands_are_not_modified);
-    tcase_add_test(tc, blocked_and_packed_paths_match_the_textbook_bit_for_bit);
-    tcase_add_test(tc, large_strided_views_match_the_textbook_bit_for_bit);
-    tcase_add_test(tc, malformed_operands_are_refused_before_any_read);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        fixture_product,
+        batched_fixture_broadcasts_w,
+        transpose_flags_match_explicit_loops,
+        flags_and_strided_views_agree,
+        offset_views_are_read_from_their_offset,
+        batch_axes_broadcast_both_ways,
+        empty_inner_axis_gives_positive_zeros,
+        empty_outputs_have_the_right_shape,
+        bit_identical_to_the_textbook_loops,
+        sum_order_and_zero_products_are_kept,
+        every_error_path_leaves_the_output_untouched,
+        inner_error_is_reported_before_batch_error,
+        huge_outputs_are_refused,
+        operands_are_not_modified,
+        blocked_and_packed_paths_match_the_textbook_bit_for_bit,
+        large_strided_views_match_the_textbook_bit_for_bit,
+        malformed_operands_are_refused_before_any_read,
+    };
+    return suite_of("ch11 matrix multiplication",
+                    tcase_of("matmul", 0, tests, COUNT(tests)));
 }

@@ -42,11 +42,7 @@ START_TEST(fixture_probabilities_and_exact_shift_invariance)
     size_t r;
     ck_assert_int_eq(llm_tensor_from(&x, 2, shape3, rows3, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_softmax(&p, &x, 1, NULL), LLM_OK);
-    ck_assert_uint_eq(p.rank, 2);
-    ck_assert_uint_eq(p.shape[0], 3);
-    ck_assert_uint_eq(p.shape[1], 2);
-    ck_assert_uint_eq(p.stride[0], 2);
-    ck_assert_uint_eq(p.stride[1], 1);
+    assert_layout(&p, 2, (const size_t[]){3, 2}, (const size_t[]){2, 1});
     ck_assert(p.owns);
     for (r = 0; r < 3; r++) {
         ck_assert_double_eq_tol(p.data[2 * r], 0.268941421370, 1e-12);
@@ -80,16 +76,14 @@ START_TEST(fixture_logsumexp_drops_the_axis)
     size_t r;
     ck_assert_int_eq(llm_tensor_from(&x, 2, shape3, rows3, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_logsumexp(&lse, &x, 1, NULL), LLM_OK);
-    ck_assert_uint_eq(lse.rank, 1);
-    ck_assert_uint_eq(lse.shape[0], 3);
+    assert_shape(&lse, 1, (const size_t[]){3});
     ck_assert_uint_eq(lse.size, 3);
     for (r = 0; r < 3; r++)
         ck_assert_double_eq_tol(lse.data[r], want[r], 1e-12);
     llm_tensor_free(&lse);
     /* along axis 0: shape [2], each the lse of a column of three */
     ck_assert_int_eq(llm_logsumexp(&lse, &x, 0, NULL), LLM_OK);
-    ck_assert_uint_eq(lse.rank, 1);
-    ck_assert_uint_eq(lse.shape[0], 2);
+    assert_shape(&lse, 1, (const size_t[]){2});
     ck_assert_double_eq_tol(lse.data[0], 1000.0 + log(1.0 + exp(-1000.0) + exp(-2001.0)), 1e-12);
     ck_assert_double_eq_tol(lse.data[1], 1001.0, 1e-12);
     llm_tensor_free(&lse);
@@ -107,9 +101,7 @@ START_TEST(logsumexp_shapes_of_rank_three_and_of_a_vector)
         v[i] = (double)((i * 7) % 11) - 5.0;
     ck_assert_int_eq(llm_tensor_from(&x, 3, shape, v, 24, NULL), LLM_OK);
     ck_assert_int_eq(llm_logsumexp(&lse, &x, 1, NULL), LLM_OK);
-    ck_assert_uint_eq(lse.rank, 2);
-    ck_assert_uint_eq(lse.shape[0], 2);
-    ck_assert_uint_eq(lse.shape[1], 4);
+    assert_shape(&lse, 2, (const size_t[]){2, 4});
     for (i = 0; i < 2; i++)
         for (k = 0; k < 4; k++) {
             double s = 0.0;
@@ -334,8 +326,7 @@ START_TEST(empty_other_axis_gives_an_empty_result)
     ck_assert_uint_eq(p.shape[0], 0);
     ck_assert_uint_eq(p.shape[1], 3);
     ck_assert_int_eq(llm_logsumexp(&lse, &x, 1, NULL), LLM_OK);
-    ck_assert_uint_eq(lse.rank, 1);
-    ck_assert_uint_eq(lse.shape[0], 0);
+    assert_shape(&lse, 1, (const size_t[]){0});
     llm_tensor_free(&x);
     llm_tensor_free(&p);
     llm_tensor_free(&lse);
@@ -553,28 +544,28 @@ END_TEST
 
 Suite *ch12_stable_softmax_suite(void)
 {
-    Suite *s = suite_create("ch12 stable softmax");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, fixture_probabilities_and_exact_shift_invariance);
-    tcase_add_test(tc, naive_formula_really_fails_on_the_fixture);
-    tcase_add_test(tc, fixture_logsumexp_drops_the_axis);
-    tcase_add_test(tc, logsumexp_shapes_of_rank_three_and_of_a_vector);
-    tcase_add_test(tc, softmax_along_axis_0_of_a_2x3);
-    tcase_add_test(tc, rows_sum_to_one);
-    tcase_add_test(tc, log_softmax_is_log_of_softmax_and_survives_underflow);
-    tcase_add_test(tc, nll_mean_matches_the_fixture_and_a_hand_computation);
-    tcase_add_test(tc, nll_mean_equals_the_mean_of_negated_log_softmax_bits);
-    tcase_add_test(tc, nll_mean_uses_the_last_axis_of_a_rank_three_tensor);
-    tcase_add_test(tc, strided_views_are_read_through_their_strides);
-    tcase_add_test(tc, empty_other_axis_gives_an_empty_result);
+    const TTest *tests[] = {
+        fixture_probabilities_and_exact_shift_invariance,
+        naive_formula_really_fails_on_the_fixture,
+        fixture_logsumexp_drops_the_axis,
+        logsumexp_shapes_of_rank_three_and_of_a_vector,
+        softmax_along_axis_0_of_a_2x3,
+        rows_sum_to_one,
+        log_softmax_is_log_of_softmax_and_survives_underflow,
+        nll_mean_matches_the_fixture_and_a_hand_computation,
+        nll_mean_equals_the_mean_of_negated_log_softmax_bits,
+        nll_mean_uses_the_last_axis_of_a_rank_three_tensor,
+        strided_views_are_read_through_their_strides,
+        empty_other_axis_gives_an_empty_result,
+        nll_mean_refuses_every_bad_input,
+        refused_scan_releases_the_output,
+        a_rank_the_struct_cannot_hold_is_refused,
+    };
+    TCase *tc = tcase_of("core", 0, tests, COUNT(tests));
     tcase_add_loop_test(tc, normalisers_refuse_null_arguments, 0, 3);
     tcase_add_loop_test(tc, normalisers_refuse_a_bad_axis, 0, 3);
     tcase_add_loop_test(tc, normalisers_refuse_an_empty_axis, 0, 3);
     tcase_add_loop_test(tc, normalisers_refuse_nonfinite_logits_by_position, 0, 3);
     tcase_add_loop_test(tc, normalisers_report_an_output_that_cannot_be_allocated, 0, 3);
-    tcase_add_test(tc, nll_mean_refuses_every_bad_input);
-    tcase_add_test(tc, refused_scan_releases_the_output);
-    tcase_add_test(tc, a_rank_the_struct_cannot_hold_is_refused);
-    suite_add_tcase(s, tc);
-    return s;
+    return suite_of("ch12 stable softmax", tc);
 }

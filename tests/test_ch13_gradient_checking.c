@@ -553,26 +553,25 @@ END_TEST
 
 Suite *ch13_gradient_checking_suite(void)
 {
-    Suite *s = suite_create("ch13 gradient checking");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, square_at_three_gives_six_and_scores_candidates);
-    tcase_add_test(tc, rounded_identity_is_rescued_by_the_stored_spacing);
-    tcase_add_test(tc, absolute_value_at_its_kink_gives_a_misleading_zero);
-    tcase_add_test(tc, cubic_step_sizes_trusted_and_untrusted);
-    tcase_add_test(tc, weighted_formula_is_exact_for_a_quadratic_with_unequal_spacing);
-    tcase_add_test(tc, scaled_error_is_absolute_below_one_relative_above);
-    tcase_add_test(tc, coordinates_are_midpoints_of_equal_blocks);
-    tcase_add_test(tc, coordinate_requests_that_cannot_be_met_are_refused);
-    tcase_add_test(tc, probing_negative_zero_restores_every_bit);
-    tcase_add_test(tc, bits_are_restored_when_the_objective_refuses_midway);
-    tcase_add_test(tc, bits_are_restored_when_the_objective_returns_nan);
-    tcase_add_test(tc, difference_refuses_bad_arguments_before_any_call);
-    tcase_add_test(tc, difference_refuses_strided_views_and_accepts_offsets);
-    tcase_add_test(tc, difference_refuses_what_is_not_finite);
-    tcase_add_test(tc, sampled_nll_check_passes_and_a_wrong_gradient_fails);
-    tcase_add_test(tc, check_counts_failures_and_treats_nan_as_one);
-    tcase_add_test(tc, check_refuses_bad_arguments_before_any_evaluation);
-    tcase_add_test(tc, check_passes_objective_errors_through_with_outputs_untouched);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        square_at_three_gives_six_and_scores_candidates,
+        rounded_identity_is_rescued_by_the_stored_spacing,
+        absolute_value_at_its_kink_gives_a_misleading_zero,
+        cubic_step_sizes_trusted_and_untrusted,
+        weighted_formula_is_exact_for_a_quadratic_with_unequal_spacing,
+        scaled_error_is_absolute_below_one_relative_above,
+        coordinates_are_midpoints_of_equal_blocks,
+        coordinate_requests_that_cannot_be_met_are_refused,
+        probing_negative_zero_restores_every_bit,
+        bits_are_restored_when_the_objective_refuses_midway,
+        bits_are_restored_when_the_objective_returns_nan,
+        difference_refuses_bad_arguments_before_any_call,
+        difference_refuses_strided_views_and_accepts_offsets,
+        difference_refuses_what_is_not_finite,
+        sampled_nll_check_passes_and_a_wrong_gradient_fails,
+        check_counts_failures_and_treats_nan_as_one,
+        check_refuses_bad_arguments_before_any_evaluation,
+        check_passes_objective_errors_through_with_outputs_untouched,
+    };
+    return suite_of("ch13 gradient checking", tcase_of("core", 0, tests, COUNT(tests)));
 }

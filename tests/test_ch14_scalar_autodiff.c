@@ -479,26 +479,25 @@ END_TEST
 
 Suite *ch14_scalar_autodiff_suite(void)
 {
-    Suite *s = suite_create("ch14 scalar autodiff");
-    TCase *tc = tcase_create("tape");
-    tcase_add_test(tc, fixture_values_and_gradients);
-    tcase_add_test(tc, repeated_operands_count_every_edge);
-    tcase_add_test(tc, a_second_backward_adds_and_zero_grad_clears);
-    tcase_add_test(tc, the_seed_scales_every_adjoint);
-    tcase_add_test(tc, backward_from_an_inner_node_leaves_later_nodes_alone);
-    tcase_add_test(tc, detach_cuts_the_edge_but_keeps_the_value);
-    tcase_add_test(tc, exp_of_tanh_matches_the_digest);
-    tcase_add_test(tc, local_derivatives_agree_with_central_differences);
-    tcase_add_test(tc, order_lists_each_node_before_its_operands);
-    tcase_add_test(tc, the_tape_grows_without_invalidating_ids);
-    tcase_add_test(tc, a_freed_tape_is_empty_and_reusable);
-    tcase_add_test(tc, names_of_operations_and_the_tape_code);
-    tcase_add_test(tc, null_arguments_are_refused_at_every_stage);
-    tcase_add_test(tc, nodes_not_on_the_tape_are_refused_at_every_stage);
-    tcase_add_test(tc, non_finite_values_are_refused_at_every_stage);
-    tcase_add_test(tc, a_failed_pass_leaves_every_gradient_untouched);
-    tcase_add_test(tc, failed_recordings_leave_the_tape_untouched);
-    tcase_add_test(tc, size_and_allocation_limits_are_refused);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        fixture_values_and_gradients,
+        repeated_operands_count_every_edge,
+        a_second_backward_adds_and_zero_grad_clears,
+        the_seed_scales_every_adjoint,
+        backward_from_an_inner_node_leaves_later_nodes_alone,
+        detach_cuts_the_edge_but_keeps_the_value,
+        exp_of_tanh_matches_the_digest,
+        local_derivatives_agree_with_central_differences,
+        order_lists_each_node_before_its_operands,
+        the_tape_grows_without_invalidating_ids,
+        a_freed_tape_is_empty_and_reusable,
+        names_of_operations_and_the_tape_code,
+        null_arguments_are_refused_at_every_stage,
+        nodes_not_on_the_tape_are_refused_at_every_stage,
+        non_finite_values_are_refused_at_every_stage,
+        a_failed_pass_leaves_every_gradient_untouched,
+        failed_recordings_leave_the_tape_untouched,
+        size_and_allocation_limits_are_refused,
+    };
+    return suite_of("ch14 scalar autodiff", tcase_of("tape", 0, tests, COUNT(tests)));
 }

@@ -744,8 +744,7 @@ START_TEST(operations_pass_through_the_tensor_functions_codes)
     const size_t s4[1] = {4}, s0[1] = {0}, s9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     llm_tensor hb = make_tensor(0, NULL, &big), empty = zeros(1, s0);
     fixture_record(&f);
-    ck_assert_int_eq(llm_tape_constant(&f.tape, &hb, &vbig, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&f.tape, &empty, &ve, NULL), LLM_OK);
+    put_constants(&f.tape, &hb, &vbig, &empty, &ve, NULL);
     REFUSED(llm_tape_add(&f.tape, f.vx, f.vm, &y, &err), LLM_ERR_BROADCAST,
             "tape.add <- tensor.broadcast_shape");
     REFUSED(llm_tape_sub(&f.tape, f.vr, f.vb, &y, &err), LLM_ERR_BROADCAST,
@@ -1160,32 +1159,31 @@ END_TEST
 
 Suite *ch15_tensor_autodiff_core_suite(void)
 {
-    Suite *s = suite_create("ch15 tensor autodiff core");
-    TCase *tc = tcase_create("tape");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, the_fixture_matches_the_digest);
-    tcase_add_test(tc, views_share_buffers_and_computed_values_own_theirs);
-    tcase_add_test(tc, keep_graph_twice_doubles_and_release_refuses_more);
-    tcase_add_test(tc, a_leaf_reached_by_several_paths_accumulates_every_edge);
-    tcase_add_test(tc, detach_stops_the_gradient_and_skips_the_subgraph);
-    tcase_add_test(tc, backward_from_an_inner_node_and_seeds_in_any_layout);
-    tcase_add_test(tc, leaves_may_be_contiguous_views_with_an_offset);
-    tcase_add_test(tc, binary_products_in_every_broadcast_combination);
-    tcase_add_test(tc, unary_products_on_every_axis);
-    tcase_add_test(tc, two_thousand_steps_keep_the_capacity);
-    tcase_add_test(tc, names_init_free_and_reuse);
-    tcase_add_test(tc, a_node_is_read_through_llm_tape_node);
-    tcase_add_test(tc, the_tape_lists_its_leaves);
-    tcase_add_test(tc, init_reset_and_uninitialised_tapes_are_refused);
-    tcase_add_test(tc, every_operation_refuses_null_stale_and_foreign_handles);
-    tcase_add_test(tc, leaves_refuse_bad_values_and_accumulators);
-    tcase_add_test(tc, operations_pass_through_the_tensor_functions_codes);
-    tcase_add_test(tc, backward_refuses_bad_seeds_and_overflow_and_changes_nothing);
-    tcase_add_test(tc, an_allocation_failure_in_the_middle_of_a_pass_changes_nothing);
-    tcase_add_test(tc, a_tape_that_cannot_grow_refuses_and_keeps_its_capacity);
-    tcase_add_test(tc, rewind_frees_the_nodes_since_the_mark_and_ids_are_reused);
-    tcase_add_test(tc, rewind_keeps_the_adjoints_below_the_mark_and_to_the_count_is_a_no_op);
-    tcase_add_test(tc, rewind_refuses_a_mark_beyond_the_count_and_unusable_tapes);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        the_fixture_matches_the_digest,
+        views_share_buffers_and_computed_values_own_theirs,
+        keep_graph_twice_doubles_and_release_refuses_more,
+        a_leaf_reached_by_several_paths_accumulates_every_edge,
+        detach_stops_the_gradient_and_skips_the_subgraph,
+        backward_from_an_inner_node_and_seeds_in_any_layout,
+        leaves_may_be_contiguous_views_with_an_offset,
+        binary_products_in_every_broadcast_combination,
+        unary_products_on_every_axis,
+        two_thousand_steps_keep_the_capacity,
+        names_init_free_and_reuse,
+        a_node_is_read_through_llm_tape_node,
+        the_tape_lists_its_leaves,
+        init_reset_and_uninitialised_tapes_are_refused,
+        every_operation_refuses_null_stale_and_foreign_handles,
+        leaves_refuse_bad_values_and_accumulators,
+        operations_pass_through_the_tensor_functions_codes,
+        backward_refuses_bad_seeds_and_overflow_and_changes_nothing,
+        an_allocation_failure_in_the_middle_of_a_pass_changes_nothing,
+        a_tape_that_cannot_grow_refuses_and_keeps_its_capacity,
+        rewind_frees_the_nodes_since_the_mark_and_ids_are_reused,
+        rewind_keeps_the_adjoints_below_the_mark_and_to_the_count_is_a_no_op,
+        rewind_refuses_a_mark_beyond_the_count_and_unusable_tapes,
+    };
+    return suite_of("ch15 tensor autodiff core",
+                    tcase_of("tape", 60, tests, COUNT(tests)));
 }

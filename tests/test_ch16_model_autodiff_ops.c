@@ -76,9 +76,7 @@ START_TEST(fixture_matches_the_digest)
     ck_assert_int_eq(llm_tape_silu(&tape, z, &h, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_nll_mean(&tape, h, fix_targets, 4, &loss, NULL), LLM_OK);
     t = value_of(&tape, x);
-    ck_assert_uint_eq(t->rank, 2);
-    ck_assert_uint_eq(t->shape[0], 4);
-    ck_assert_uint_eq(t->shape[1], 2);
+    assert_shape(t, 2, (const size_t[]){4, 2});
     for (i = 0; i < 8; i++)                     /* rows 1, 1, 1, 2 of E */
         ck_assert(t->data[t->offset + i] == fix_e[2 * fix_ids[i / 2] + i % 2]);
     t = value_of(&tape, z);
@@ -347,10 +345,7 @@ START_TEST(gather_shapes_and_copies_its_ids)
     ck_assert_int_eq(llm_tape_leaf(&tape, &e, &ge, &ve, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_gather(&tape, ve, ids, 2, s23, &x, NULL), LLM_OK);
     t = value_of(&tape, x);
-    ck_assert_uint_eq(t->rank, 3);
-    ck_assert_uint_eq(t->shape[0], 2);
-    ck_assert_uint_eq(t->shape[1], 3);
-    ck_assert_uint_eq(t->shape[2], 2);
+    assert_shape(t, 3, (const size_t[]){2, 3, 2});
     for (i = 0; i < 12; i++)
         ck_assert(t->data[t->offset + i] == fix_e[2 * ids[i / 2] + i % 2]);
     for (i = 0; i < 6; i++)
@@ -381,8 +376,7 @@ START_TEST(gather_of_no_positions_and_of_a_scalar_id)
     ck_assert_uint_eq(t->size, 0);
     ck_assert_int_eq(llm_tape_gather(&tape, ve, one_id, 0, NULL, &y, NULL), LLM_OK);
     t = value_of(&tape, y);
-    ck_assert_uint_eq(t->rank, 1);
-    ck_assert_uint_eq(t->shape[0], 2);
+    assert_shape(t, 1, (const size_t[]){2});
     ck_assert(t->data[t->offset] == -1.0 && t->data[t->offset + 1] == 1.0);
     seed = make_tensor(1, (const size_t[]){2}, (const double[]){3, 4});
     ck_assert_int_eq(llm_tape_backward(&tape, y, &seed, 0, NULL), LLM_OK);
@@ -620,12 +614,8 @@ START_TEST(shape_axis_and_target_errors_name_the_tape_stage)
     llm_var ve, vv, va, vb, vem, vnc, id = {77, 77};
     llm_error err;
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &e, &ve, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &v, &vv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &a, &va, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &b, &vb, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &em, &vem, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &nc, &vnc, NULL), LLM_OK);
+    put_constants(&tape, &e, &ve, &v, &vv, &a, &va, &b, &vb, &em, &vem, &nc, &vnc,
+                  NULL);
     REFUSED(llm_tape_matmul(&tape, ve, ve, 0, 0, &id, &err), LLM_ERR_SHAPE, "tape.matmul <- tensor.matmul");
     REFUSED(llm_tape_matmul(&tape, vv, ve, 0, 0, &id, &err), LLM_ERR_RANK, "tape.matmul <- tensor.matmul");
     REFUSED(llm_tape_matmul(&tape, va, vb, 0, 0, &id, &err), LLM_ERR_BROADCAST, "tape.matmul <- tensor.matmul");
@@ -726,10 +716,7 @@ START_TEST(results_that_overflow_and_released_recordings_are_refused)
     llm_var va, vf, vw, vh, id = {77, 77}, y;
     llm_error err;
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &a, &va, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &f, &vf, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &w, &vw, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &h, &vh, NULL), LLM_OK);
+    put_constants(&tape, &a, &va, &f, &vf, &w, &vw, &h, &vh, NULL);
     REFUSED(llm_tape_matmul(&tape, va, va, 0, 0, &id, &err), LLM_ERR_NONFINITE, "tape.matmul");
     ck_assert_ptr_nonnull(strstr(err.message, "[0, 0]"));
     REFUSED(llm_tape_nll_mean(&tape, vf, t1, 1, &id, &err), LLM_ERR_NONFINITE,
@@ -815,31 +802,30 @@ END_TEST
 
 Suite *ch16_model_autodiff_ops_suite(void)
 {
-    Suite *s = suite_create("ch16 model autodiff ops");
-    TCase *tc = tcase_create("ops");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, fixture_matches_the_digest);
-    tcase_add_test(tc, fixture_logit_and_preactivation_gradients);
-    tcase_add_test(tc, matmul_vjps_for_every_flag_and_broadcast);
-    tcase_add_test(tc, gather_vjp_with_repeated_ids);
-    tcase_add_test(tc, elementwise_vjps);
-    tcase_add_test(tc, log_softmax_vjp_on_every_axis);
-    tcase_add_test(tc, nll_mean_vjp);
-    tcase_add_test(tc, repeated_ids_accumulate_and_unused_rows_stay_zero);
-    tcase_add_test(tc, gather_shapes_and_copies_its_ids);
-    tcase_add_test(tc, gather_of_no_positions_and_of_a_scalar_id);
-    tcase_add_test(tc, matmul_gradients_equal_the_products_they_stand_for);
-    tcase_add_test(tc, extreme_logits_give_a_finite_loss_and_gradient);
-    tcase_add_test(tc, sigmoid_and_silu_at_plus_minus_1000_stay_finite);
-    tcase_add_test(tc, domain_errors_are_refused_before_anything_is_recorded);
-    tcase_add_test(tc, lookup_refusals_record_nothing);
-    tcase_add_test(tc, every_operation_refuses_null_and_stale_operands);
-    tcase_add_test(tc, shape_axis_and_target_errors_name_the_tape_stage);
-    tcase_add_test(tc, failed_calls_leave_gradients_untouched);
-    tcase_add_test(tc, strided_operands_are_read_through_their_strides);
-    tcase_add_test(tc, results_that_overflow_and_released_recordings_are_refused);
-    tcase_add_test(tc, operation_names);
-    tcase_add_test(tc, gather_refuses_a_huge_id_rank_without_wrapping);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        fixture_matches_the_digest,
+        fixture_logit_and_preactivation_gradients,
+        matmul_vjps_for_every_flag_and_broadcast,
+        gather_vjp_with_repeated_ids,
+        elementwise_vjps,
+        log_softmax_vjp_on_every_axis,
+        nll_mean_vjp,
+        repeated_ids_accumulate_and_unused_rows_stay_zero,
+        gather_shapes_and_copies_its_ids,
+        gather_of_no_positions_and_of_a_scalar_id,
+        matmul_gradients_equal_the_products_they_stand_for,
+        extreme_logits_give_a_finite_loss_and_gradient,
+        sigmoid_and_silu_at_plus_minus_1000_stay_finite,
+        domain_errors_are_refused_before_anything_is_recorded,
+        lookup_refusals_record_nothing,
+        every_operation_refuses_null_and_stale_operands,
+        shape_axis_and_target_errors_name_the_tape_stage,
+        failed_calls_leave_gradients_untouched,
+        strided_operands_are_read_through_their_strides,
+        results_that_overflow_and_released_recordings_are_refused,
+        operation_names,
+        gather_refuses_a_huge_id_rank_without_wrapping,
+    };
+    return suite_of("ch16 model autodiff ops",
+                    tcase_of("ops", 60, tests, COUNT(tests)));
 }

@@ -98,11 +98,7 @@ START_TEST(seed_17_fixture_matrix)
     llm_rng_seed(&rng, 17);
     copy = rng;
     ck_assert_int_eq(llm_xavier_uniform(&w, 2, 2, &rng, NULL), LLM_OK);
-    ck_assert_uint_eq(w.rank, 2);
-    ck_assert_uint_eq(w.shape[0], 2);
-    ck_assert_uint_eq(w.shape[1], 2);
-    ck_assert_uint_eq(w.stride[0], 2);
-    ck_assert_uint_eq(w.stride[1], 1);
+    assert_layout(&w, 2, (const size_t[]){2, 2}, (const size_t[]){2, 1});
     ck_assert(w.owns);
     for (k = 0; k < 4; k++) {
         double exact = limit * (2.0 * llm_rng_unit(&copy) - 1.0);
@@ -314,9 +310,7 @@ START_TEST(add_xavier_appends_value_zero_gradient_and_decay)
     ck_assert_str_eq(p->name, "mlp.up.weight");
     ck_assert_int_eq(p->decay, 1);
     ck_assert_uint_eq(p->value.rank, 2);
-    ck_assert_uint_eq(p->grad.rank, 2);
-    ck_assert_uint_eq(p->grad.shape[0], 2);
-    ck_assert_uint_eq(p->grad.shape[1], 3);
+    assert_shape(&p->grad, 2, (const size_t[]){2, 3});
     ck_assert(p->value.owns && p->grad.owns);
     ck_assert(memcmp(p->value.data, w.data, 6 * sizeof(double)) == 0);
     for (i = 0; i < 6; i++)
@@ -576,27 +570,27 @@ END_TEST
 
 Suite *ch17_parameter_initialization_suite(void)
 {
-    Suite *s = suite_create("ch17 parameter initialization");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, seed_0_gives_the_reference_sequence);
-    tcase_add_test(tc, the_seed_is_the_state_and_each_draw_adds_gamma);
-    tcase_add_test(tc, unit_values_are_the_top_53_bits_times_2_pow_minus_53);
-    tcase_add_test(tc, the_same_seed_replays_the_same_stream);
-    tcase_add_test(tc, seed_17_fixture_matrix);
-    tcase_add_test(tc, seed_17_replays_bit_for_bit_and_seed_18_differs);
-    tcase_add_test(tc, elements_are_drawn_in_row_major_order);
-    tcase_add_test(tc, limit_and_spread_follow_the_fans);
-    tcase_add_test(tc, xavier_refusals_touch_neither_output_nor_generator);
-    tcase_add_test(tc, valid_names_are_accepted);
-    tcase_add_test(tc, each_broken_rule_is_refused_with_its_position);
-    tcase_add_test(tc, init_free_and_truncate_are_safe);
-    tcase_add_test(tc, add_xavier_appends_value_zero_gradient_and_decay);
-    tcase_add_test(tc, add_const_makes_gains_and_biases_without_draws);
-    tcase_add_test(tc, find_returns_the_position_or_refuses);
-    tcase_add_test(tc, refused_additions_change_nothing);
-    tcase_add_test(tc, a_failed_component_leaves_generator_and_list_unchanged);
-    tcase_add_test(tc, zero_first_layer_gives_equal_gradient_columns);
-    tcase_add_test(tc, the_generator_ignores_a_null_state);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        seed_0_gives_the_reference_sequence,
+        the_seed_is_the_state_and_each_draw_adds_gamma,
+        unit_values_are_the_top_53_bits_times_2_pow_minus_53,
+        the_same_seed_replays_the_same_stream,
+        seed_17_fixture_matrix,
+        seed_17_replays_bit_for_bit_and_seed_18_differs,
+        elements_are_drawn_in_row_major_order,
+        limit_and_spread_follow_the_fans,
+        xavier_refusals_touch_neither_output_nor_generator,
+        valid_names_are_accepted,
+        each_broken_rule_is_refused_with_its_position,
+        init_free_and_truncate_are_safe,
+        add_xavier_appends_value_zero_gradient_and_decay,
+        add_const_makes_gains_and_biases_without_draws,
+        find_returns_the_position_or_refuses,
+        refused_additions_change_nothing,
+        a_failed_component_leaves_generator_and_list_unchanged,
+        zero_first_layer_gives_equal_gradient_columns,
+        the_generator_ignores_a_null_state,
+    };
+    return suite_of("ch17 parameter initialization",
+                    tcase_of("core", 0, tests, COUNT(tests)));
 }

@@ -78,9 +78,7 @@ START_TEST(init_draws_a_xavier_table_named_prefix_weight)
     ck_assert_uint_eq(ps.count, 2);
     p = &ps.items[1];
     ck_assert_str_eq(p->name, "token_embedding.weight");
-    ck_assert_uint_eq(p->value.rank, 2);
-    ck_assert_uint_eq(p->value.shape[0], 4);
-    ck_assert_uint_eq(p->value.shape[1], 2);
+    assert_shape(&p->value, 2, (const size_t[]){4, 2});
     ck_assert_int_eq(p->decay, 1);
     /* fan_in = V, fan_out = D: the same numbers as chapter 17's sampler */
     ck_assert_int_eq(llm_xavier_uniform(&want, 4, 2, &copy, NULL), LLM_OK);
@@ -162,10 +160,7 @@ START_TEST(lookup_copies_the_rows_of_the_ids)
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, fixture_ids, 2, fixture_shape,
                                            &x, NULL), LLM_OK);
     xv = value_of(&tape, x);
-    ck_assert_uint_eq(xv->rank, 3);
-    ck_assert_uint_eq(xv->shape[0], 1);
-    ck_assert_uint_eq(xv->shape[1], 3);
-    ck_assert_uint_eq(xv->shape[2], 2);
+    assert_shape(xv, 3, (const size_t[]){1, 3, 2});
     do
         ck_assert(at(xv, idx) == want[k++]);
     while (llm_index_next(3, xv->shape, idx));
@@ -197,8 +192,7 @@ START_TEST(a_batch_of_two_sequences_and_a_single_id)
     /* rank 0: one ID, a vector of width D */
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, &one, 0, NULL, &y, NULL), LLM_OK);
     xv = value_of(&tape, y);
-    ck_assert_uint_eq(xv->rank, 1);
-    ck_assert_uint_eq(xv->shape[0], 2);
+    assert_shape(xv, 1, (const size_t[]){2});
     ck_assert(xv->data[xv->offset] == 30.0);
     ck_assert(xv->data[xv->offset + xv->stride[0]] == 31.0);
     llm_tape_free(&tape);
@@ -219,17 +213,12 @@ START_TEST(empty_ids_give_an_empty_output)
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, fixture_ids, 1, none, &x, NULL),
                      LLM_OK);
     xv = value_of(&tape, x);
-    ck_assert_uint_eq(xv->rank, 2);
-    ck_assert_uint_eq(xv->shape[0], 0);
-    ck_assert_uint_eq(xv->shape[1], 2);
+    assert_shape(xv, 2, (const size_t[]){0, 2});
     ck_assert_uint_eq(xv->size, 0);
     /* with no IDs at all, the array may be NULL */
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, NULL, 2, none2, &x, NULL), LLM_OK);
     xv = value_of(&tape, x);
-    ck_assert_uint_eq(xv->rank, 3);
-    ck_assert_uint_eq(xv->shape[0], 3);
-    ck_assert_uint_eq(xv->shape[1], 0);
-    ck_assert_uint_eq(xv->shape[2], 2);
+    assert_shape(xv, 3, (const size_t[]){3, 0, 2});
     llm_tape_free(&tape);
     llm_params_free(&ps);
 }
@@ -454,19 +443,14 @@ static llm_status weighted_sum(void *vctx, const llm_tensor *theta, double *valu
 {
     objective_ctx *ctx = vctx;
     llm_tape tape;
-    llm_var x, g, xg, s;
-    const llm_tensor *v;
+    llm_var x;
     llm_status st = llm_tape_init(&tape, 8, err);
     (void)theta;
     if (st != LLM_OK)
         return st;
     if ((st = llm_embedding_forward(ctx->emb, ctx->ps, &tape, fixture_ids, 2, fixture_shape,
-                                    &x, err)) == LLM_OK
-        && (st = llm_tape_constant(&tape, ctx->up, &g, err)) == LLM_OK
-        && (st = llm_tape_mul(&tape, x, g, &xg, err)) == LLM_OK
-        && (st = llm_tape_sum_all(&tape, xg, &s, err)) == LLM_OK
-        && (st = llm_tape_value(&tape, s, &v, err)) == LLM_OK)
-        *value = v->data[v->offset];
+                                    &x, err)) == LLM_OK)
+        st = weighted_loss(&tape, x, ctx->up, 0, value, err);
     llm_tape_free(&tape);
     return st;
 }
@@ -573,22 +557,21 @@ END_TEST
 
 Suite *ch18_token_embeddings_suite(void)
 {
-    Suite *s = suite_create("ch18 token embeddings");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, init_draws_a_xavier_table_named_prefix_weight);
-    tcase_add_test(tc, init_refusals_touch_nothing);
-    tcase_add_test(tc, lookup_copies_the_rows_of_the_ids);
-    tcase_add_test(tc, a_batch_of_two_sequences_and_a_single_id);
-    tcase_add_test(tc, empty_ids_give_an_empty_output);
-    tcase_add_test(tc, ids_of_rank_7_fit_rank_8_does_not);
-    tcase_add_test(tc, forward_refusals_record_nothing);
-    tcase_add_test(tc, a_tape_that_cannot_record_is_refused_by_the_tape);
-    tcase_add_test(tc, backward_scatter_adds_into_the_rows);
-    tcase_add_test(tc, one_hot_products_equal_lookup_and_scatter_add);
-    tcase_add_test(tc, rows_add_in_ascending_position_order);
-    tcase_add_test(tc, gradient_check_passes_at_2e_6_and_catches_a_wrong_row);
-    tcase_add_test(tc, two_lookups_share_the_leaf_and_add_their_gradients);
-    tcase_add_test(tc, a_table_that_is_not_finite_is_refused_by_the_tape);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        init_draws_a_xavier_table_named_prefix_weight,
+        init_refusals_touch_nothing,
+        lookup_copies_the_rows_of_the_ids,
+        a_batch_of_two_sequences_and_a_single_id,
+        empty_ids_give_an_empty_output,
+        ids_of_rank_7_fit_rank_8_does_not,
+        forward_refusals_record_nothing,
+        a_tape_that_cannot_record_is_refused_by_the_tape,
+        backward_scatter_adds_into_the_rows,
+        one_hot_products_equal_lookup_and_scatter_add,
+        rows_add_in_ascending_position_order,
+        gradient_check_passes_at_2e_6_and_catches_a_wrong_row,
+        two_lookups_share_the_leaf_and_add_their_gradients,
+        a_table_that_is_not_finite_is_refused_by_the_tape,
+    };
+    return suite_of("ch18 token embeddings", tcase_of("core", 0, tests, COUNT(tests)));
 }

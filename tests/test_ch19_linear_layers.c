@@ -102,14 +102,6 @@ static void assert_values(const double *got, const double *want, size_t n)
         ck_assert_msg(got[i] == want[i], "element %zu: %.17g, want %.17g", i, got[i], want[i]);
 }
 
-static void assert_shape(const llm_tensor *t, size_t rank, const size_t *shape)
-{
-    size_t k;
-    ck_assert_uint_eq(t->rank, rank);
-    for (k = 0; k < rank; k++)
-        ck_assert_uint_eq(t->shape[k], shape[k]);
-}
-
 /* A struct filled with a marker, padding included. */
 
 
@@ -140,8 +132,7 @@ START_TEST(init_adds_a_xavier_weight_and_a_zero_bias)
     ck_assert_uint_eq(ps.items[0].value.shape[1], 3);
     ck_assert(memcmp(ps.items[0].value.data, ref.data, 6 * sizeof(double)) == 0);
     ck_assert_int_eq(ps.items[0].decay, 1);
-    ck_assert_uint_eq(ps.items[1].value.rank, 1);
-    ck_assert_uint_eq(ps.items[1].value.shape[0], 3);
+    assert_shape(&ps.items[1].value, 1, (const size_t[]){3});
     ck_assert_int_eq(ps.items[1].decay, 0);
     for (i = 0; i < 6; i++)
         ck_assert(ps.items[0].grad.data[i] == 0.0);
@@ -538,9 +529,7 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_constant(&tape, &x, &stale, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);       /* stale is now stale */
-    ck_assert_int_eq(llm_tape_constant(&tape, &xw, &xv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &xs, &xsv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x, &xok, NULL), LLM_OK);
+    put_constants(&tape, &xw, &xv, &xs, &xsv, &x, &xok, NULL);
     nodes = tape.count;
     mark_bytes(&y, sizeof y);
 
@@ -712,22 +701,21 @@ END_TEST
 
 Suite *ch19_linear_layers_suite(void)
 {
-    Suite *s = suite_create("ch19 linear layers");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, init_adds_a_xavier_weight_and_a_zero_bias);
-    tcase_add_test(tc, the_bias_draws_nothing_and_adds_d_out_numbers);
-    tcase_add_test(tc, init_refusals_leave_layer_list_and_generator_untouched);
-    tcase_add_test(tc, forward_and_backward_reproduce_the_fixture);
-    tcase_add_test(tc, a_bias_free_layer_computes_x_w);
-    tcase_add_test(tc, leading_axes_are_preserved_and_change_no_bit);
-    tcase_add_test(tc, an_empty_leading_axis_gives_an_empty_output_and_zero_gradients);
-    tcase_add_test(tc, a_strided_input_is_read_through_its_strides);
-    tcase_add_test(tc, a_layer_used_twice_records_its_parameters_once);
-    tcase_add_test(tc, param_leaf_finds_the_recorded_leaf_or_refuses);
-    tcase_add_test(tc, a_layer_checks_a_list_by_name_and_shape);
-    tcase_add_test(tc, param_leaf_reuses_only_the_parameters_own_leaf);
-    tcase_add_test(tc, every_gradient_coordinate_passes_the_difference_check);
-    tcase_add_test(tc, forward_refusals_leave_output_and_tape_untouched);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        init_adds_a_xavier_weight_and_a_zero_bias,
+        the_bias_draws_nothing_and_adds_d_out_numbers,
+        init_refusals_leave_layer_list_and_generator_untouched,
+        forward_and_backward_reproduce_the_fixture,
+        a_bias_free_layer_computes_x_w,
+        leading_axes_are_preserved_and_change_no_bit,
+        an_empty_leading_axis_gives_an_empty_output_and_zero_gradients,
+        a_strided_input_is_read_through_its_strides,
+        a_layer_used_twice_records_its_parameters_once,
+        param_leaf_finds_the_recorded_leaf_or_refuses,
+        a_layer_checks_a_list_by_name_and_shape,
+        param_leaf_reuses_only_the_parameters_own_leaf,
+        every_gradient_coordinate_passes_the_difference_check,
+        forward_refusals_leave_output_and_tape_untouched,
+    };
+    return suite_of("ch19 linear layers", tcase_of("core", 0, tests, COUNT(tests)));
 }

@@ -83,9 +83,7 @@ START_TEST(init_draws_gate_up_down_in_row_major_order)
     for (k = 0; k < 3; k++) {
         const llm_param *p = &ps.items[k];
         ck_assert_str_eq(p->name, names[k]);
-        ck_assert_uint_eq(p->value.rank, 2);
-        ck_assert_uint_eq(p->value.shape[0], shapes[k][0]);
-        ck_assert_uint_eq(p->value.shape[1], shapes[k][1]);
+        assert_shape(&p->value, 2, (const size_t[]){shapes[k][0], shapes[k][1]});
         ck_assert_int_eq(p->decay, 1);
         ck_assert_int_eq(llm_xavier_uniform(&w, shapes[k][0], shapes[k][1], &fresh, NULL),
                          LLM_OK);
@@ -235,9 +233,7 @@ START_TEST(the_fixture_gives_the_digest_output)
     ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, &yv, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_value(&tape, yv, &y, NULL), LLM_OK);
-    ck_assert_uint_eq(y->rank, 2);
-    ck_assert_uint_eq(y->shape[0], 2);
-    ck_assert_uint_eq(y->shape[1], 2);
+    assert_shape(y, 2, (const size_t[]){2, 2});
     ck_assert_uint_eq(read_values(&tape, yv, got, 4), 4);
     for (k = 0; k < 4; k++)
         ck_assert_double_eq_tol(got[k], fix_y[k], 5e-13);
@@ -267,10 +263,7 @@ START_TEST(leading_axes_are_kept_and_a_vector_is_one_row)
     ck_assert_int_eq(llm_tape_constant(&tape, &x3, &v3, NULL), LLM_OK);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, v3, &y3, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_value(&tape, y3, &t, NULL), LLM_OK);
-    ck_assert_uint_eq(t->rank, 3);
-    ck_assert_uint_eq(t->shape[0], 1);
-    ck_assert_uint_eq(t->shape[1], 2);
-    ck_assert_uint_eq(t->shape[2], 2);
+    assert_shape(t, 3, (const size_t[]){1, 2, 2});
     read_values(&tape, y3, got, 4);
     for (k = 0; k < 4; k++)
         ck_assert_double_eq_tol(got[k], fix_y[k], 5e-13);
@@ -278,8 +271,7 @@ START_TEST(leading_axes_are_kept_and_a_vector_is_one_row)
     ck_assert_int_eq(llm_tape_constant(&tape, &x1, &v1, NULL), LLM_OK);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, v1, &y1, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_value(&tape, y1, &t, NULL), LLM_OK);
-    ck_assert_uint_eq(t->rank, 1);
-    ck_assert_uint_eq(t->shape[0], 2);
+    assert_shape(t, 1, (const size_t[]){2});
     read_values(&tape, y1, got, 2);
     ck_assert_double_eq_tol(got[0], fix_y[2], 5e-13);        /* the vector [0, 1] is row 1 */
     ck_assert_double_eq_tol(got[1], fix_y[3], 5e-13);
@@ -307,10 +299,7 @@ START_TEST(an_empty_batch_gives_an_empty_output_and_no_gradient)
     ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, xv, &yv, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_value(&tape, yv, &y, NULL), LLM_OK);
-    ck_assert_uint_eq(y->rank, 3);
-    ck_assert_uint_eq(y->shape[0], 2);
-    ck_assert_uint_eq(y->shape[1], 0);
-    ck_assert_uint_eq(y->shape[2], 2);
+    assert_shape(y, 3, (const size_t[]){2, 0, 2});
     ck_assert_uint_eq(y->size, 0);
     ck_assert_int_eq(llm_tape_backward(&tape, yv, &seed, 0, NULL), LLM_OK);
     for (k = 0; k < 3; k++)                   /* no position, no contribution */
@@ -566,8 +555,7 @@ START_TEST(two_passes_on_one_tape_share_the_weights_leaves)
         }
     /* two passes, one row each, on one recording: y0 + y1 */
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x0, &v0, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x1, &v1, NULL), LLM_OK);
+    put_constants(&tape, &x0, &v0, &x1, &v1, NULL);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, v0, &y0, NULL), LLM_OK);
     ck_assert_int_eq(llm_swiglu_forward(&ffn, &ps, &tape, v1, &y1, NULL), LLM_OK);
     for (i = 0; i < tape.count; i++)
@@ -606,9 +594,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
     ck_assert_int_eq(llm_tape_init(&other, 8, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_constant(&tape, &x, &stale, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &xw, &xwv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &sc, &sv, NULL), LLM_OK);
+    put_constants(&tape, &x, &xv, &xw, &xwv, &sc, &sv, NULL);
     memset(&marker, 0x5a, sizeof marker);
     y = marker;
 
@@ -725,24 +711,24 @@ END_TEST
 
 Suite *ch20_swiglu_feed_forward_suite(void)
 {
-    Suite *s = suite_create("ch20 swiglu feed-forward");
-    TCase *tc = tcase_create("swiglu");
-    tcase_add_test(tc, init_draws_gate_up_down_in_row_major_order);
-    tcase_add_test(tc, init_appends_after_existing_parameters);
-    tcase_add_test(tc, init_refusals_touch_neither_layer_list_nor_generator);
-    tcase_add_test(tc, a_prefix_is_refused_exactly_when_a_name_would_exceed_63_characters);
-    tcase_add_test(tc, a_failure_on_the_third_tensor_rolls_back_the_first_two);
-    tcase_add_test(tc, the_fixture_gives_the_digest_output);
-    tcase_add_test(tc, leading_axes_are_kept_and_a_vector_is_one_row);
-    tcase_add_test(tc, an_empty_batch_gives_an_empty_output_and_no_gradient);
-    tcase_add_test(tc, a_transposed_view_as_input_gives_the_same_rows);
-    tcase_add_test(tc, changing_row_0_leaves_row_1_bit_identical);
-    tcase_add_test(tc, huge_gate_pre_activations_stay_finite);
-    tcase_add_test(tc, every_weight_and_input_coordinate_passes_the_gradient_check);
-    tcase_add_test(tc, gradients_accumulate_into_the_list_and_sum_over_positions);
-    tcase_add_test(tc, two_passes_on_one_tape_share_the_weights_leaves);
-    tcase_add_test(tc, forward_refusals_name_their_stage_and_leave_the_output_alone);
-    tcase_add_test(tc, a_weight_wrong_only_in_its_columns_is_refused);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        init_draws_gate_up_down_in_row_major_order,
+        init_appends_after_existing_parameters,
+        init_refusals_touch_neither_layer_list_nor_generator,
+        a_prefix_is_refused_exactly_when_a_name_would_exceed_63_characters,
+        a_failure_on_the_third_tensor_rolls_back_the_first_two,
+        the_fixture_gives_the_digest_output,
+        leading_axes_are_kept_and_a_vector_is_one_row,
+        an_empty_batch_gives_an_empty_output_and_no_gradient,
+        a_transposed_view_as_input_gives_the_same_rows,
+        changing_row_0_leaves_row_1_bit_identical,
+        huge_gate_pre_activations_stay_finite,
+        every_weight_and_input_coordinate_passes_the_gradient_check,
+        gradients_accumulate_into_the_list_and_sum_over_positions,
+        two_passes_on_one_tape_share_the_weights_leaves,
+        forward_refusals_name_their_stage_and_leave_the_output_alone,
+        a_weight_wrong_only_in_its_columns_is_refused,
+    };
+    return suite_of("ch20 swiglu feed-forward",
+                    tcase_of("swiglu", 0, tests, COUNT(tests)));
 }

@@ -552,28 +552,28 @@ END_TEST
 
 Suite *ch21_mini_batches_suite(void)
 {
-    Suite *s = suite_create("ch21 mini-batches");
-    TCase *tc = tcase_create("mini-batches");
-    tcase_add_test(tc, below_returns_the_first_draw_past_the_threshold);
-    tcase_add_test(tc, below_small_bounds_take_one_draw_and_stay_in_range);
-    tcase_add_test(tc, the_threshold_leaves_a_multiple_of_the_bound);
-    tcase_add_test(tc, below_is_unbiased_where_the_modulo_is_not);
-    tcase_add_test(tc, below_refusals_touch_nothing);
-    tcase_add_test(tc, the_fixture_shuffles_to_the_digest_order);
-    tcase_add_test(tc, the_shuffle_follows_the_specification);
-    tcase_add_test(tc, the_same_seed_replays_and_seeds_differ);
-    tcase_add_test(tc, every_window_exactly_once_and_every_order_appears);
-    tcase_add_test(tc, empty_and_single_lists_stay_as_they_are);
-    tcase_add_test(tc, batch_counts_and_spans);
-    tcase_add_test(tc, batch_count_and_span_refusals);
-    tcase_add_test(tc, the_fixture_batches_have_the_digest_shapes_and_tokens);
-    tcase_add_test(tc, windows_that_end_exactly_at_the_document_end_fit);
-    tcase_add_test(tc, batch_tokens_refusals_name_the_window_and_write_nothing);
-    tcase_add_test(tc, token_weighted_means_of_the_fixture);
-    tcase_add_test(tc, split_accumulators_merge_exactly);
-    tcase_add_test(tc, merging_an_empty_part_changes_nothing);
-    tcase_add_test(tc, failed_adds_and_merges_roll_back);
-    tcase_add_test(tc, mean_refusals);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        below_returns_the_first_draw_past_the_threshold,
+        below_small_bounds_take_one_draw_and_stay_in_range,
+        the_threshold_leaves_a_multiple_of_the_bound,
+        below_is_unbiased_where_the_modulo_is_not,
+        below_refusals_touch_nothing,
+        the_fixture_shuffles_to_the_digest_order,
+        the_shuffle_follows_the_specification,
+        the_same_seed_replays_and_seeds_differ,
+        every_window_exactly_once_and_every_order_appears,
+        empty_and_single_lists_stay_as_they_are,
+        batch_counts_and_spans,
+        batch_count_and_span_refusals,
+        the_fixture_batches_have_the_digest_shapes_and_tokens,
+        windows_that_end_exactly_at_the_document_end_fit,
+        batch_tokens_refusals_name_the_window_and_write_nothing,
+        token_weighted_means_of_the_fixture,
+        split_accumulators_merge_exactly,
+        merging_an_empty_part_changes_nothing,
+        failed_adds_and_merges_roll_back,
+        mean_refusals,
+    };
+    return suite_of("ch21 mini-batches",
+                    tcase_of("mini-batches", 0, tests, COUNT(tests)));
 }

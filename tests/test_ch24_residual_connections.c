@@ -51,8 +51,7 @@ static void block(fixture *f, int residual, const double *x, const double *g, do
     if (residual)
         ck_assert_int_eq(llm_residual_add(&tape, xv, fv, &yv, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_value(&tape, yv, &t, NULL), LLM_OK);
-    ck_assert_uint_eq(t->rank, 1);
-    ck_assert_uint_eq(t->shape[0], 2);
+    assert_shape(t, 1, (const size_t[]){2});
     y[0] = t->data[t->offset];
     y[1] = t->data[t->offset + t->stride[0]];
     ck_assert_int_eq(llm_tape_backward(&tape, yv, &gt, 0, NULL), LLM_OK);
@@ -186,12 +185,8 @@ START_TEST(equal_shapes_of_any_rank_are_added)
     s1.data[0] = 1.5;
     s2.data[0] = -0.25;
     ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &ta, &va, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &tb, &vb, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &s1, &vs1, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &s2, &vs2, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &e1, &ve1, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &e2, &ve2, NULL), LLM_OK);
+    put_constants(&tape, &ta, &va, &tb, &vb, &s1, &vs1, &s2, &vs2, &e1, &ve1, &e2, &ve2,
+                  NULL);
     ck_assert_int_eq(llm_residual_add(&tape, va, vb, &y, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_value(&tape, y, &t, NULL), LLM_OK);
     ck_assert_uint_eq(t->rank, 2);
@@ -203,9 +198,7 @@ START_TEST(equal_shapes_of_any_rank_are_added)
     ck_assert(t->data[t->offset] == 1.25);
     ck_assert_int_eq(llm_residual_add(&tape, ve1, ve2, &y, NULL), LLM_OK);   /* empty */
     ck_assert_int_eq(llm_tape_value(&tape, y, &t, NULL), LLM_OK);
-    ck_assert_uint_eq(t->rank, 2);
-    ck_assert_uint_eq(t->shape[0], 0);
-    ck_assert_uint_eq(t->shape[1], 2);
+    assert_shape(t, 2, (const size_t[]){0, 2});
     llm_tape_free(&tape);
     llm_tensor_free(&ta);
     llm_tensor_free(&tb);
@@ -228,8 +221,7 @@ START_TEST(a_strided_operand_is_added_through_its_strides)
     ck_assert_int_eq(llm_tensor_from(&tb, 2, s22, b, 4, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_transpose(&tt, &tb, 0, 1, NULL), LLM_OK);   /* b^T, a view */
     ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &ta, &va, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &tt, &vt, NULL), LLM_OK);
+    put_constants(&tape, &ta, &va, &tt, &vt, NULL);
     ck_assert_int_eq(llm_residual_add(&tape, va, vt, &y, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_value(&tape, y, &t, NULL), LLM_OK);
     ck_assert(t->data[t->offset + 0 * t->stride[0] + 1 * t->stride[1]] == 2 + 30);
@@ -258,12 +250,8 @@ START_TEST(unequal_shapes_and_bad_arguments_are_refused_untouched)
     ck_assert_int_eq(llm_tensor_zeros(&sc, 0, NULL, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&tape, 16, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&old, 4, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x2, &xv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &r12, &rv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &c21, &cv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &m22, &mv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &v3, &vv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &sc, &sv, NULL), LLM_OK);
+    put_constants(&tape, &x2, &xv, &r12, &rv, &c21, &cv, &m22, &mv, &v3, &vv, &sc, &sv,
+                  NULL);
     ck_assert_int_eq(llm_tape_constant(&old, &x2, &stale, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_reset(&old, NULL), LLM_OK);
     /* the tape's own addition broadcasts these; the residual must not */
@@ -364,16 +352,16 @@ END_TEST
 
 Suite *ch24_residual_connections_suite(void)
 {
-    Suite *s = suite_create("ch24 residual connections");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, the_fixture_block_gives_the_digest_numbers);
-    tcase_add_test(tc, a_zero_branch_passes_x_and_the_gradient_bit_for_bit);
-    tcase_add_test(tc, a_cancelling_branch_passes_nothing);
-    tcase_add_test(tc, four_branches_deep_plain_and_residual);
-    tcase_add_test(tc, equal_shapes_of_any_rank_are_added);
-    tcase_add_test(tc, a_strided_operand_is_added_through_its_strides);
-    tcase_add_test(tc, unequal_shapes_and_bad_arguments_are_refused_untouched);
-    tcase_add_test(tc, every_gradient_coordinate_passes_at_2e_6);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        the_fixture_block_gives_the_digest_numbers,
+        a_zero_branch_passes_x_and_the_gradient_bit_for_bit,
+        a_cancelling_branch_passes_nothing,
+        four_branches_deep_plain_and_residual,
+        equal_shapes_of_any_rank_are_added,
+        a_strided_operand_is_added_through_its_strides,
+        unequal_shapes_and_bad_arguments_are_refused_untouched,
+        every_gradient_coordinate_passes_at_2e_6,
+    };
+    return suite_of("ch24 residual connections",
+                    tcase_of("core", 0, tests, COUNT(tests)));
 }

@@ -92,8 +92,7 @@ START_TEST(init_adds_a_gain_of_ones_without_decay)
     ck_assert_str_eq(ps.items[1].name, "blocks.0.attn_norm.gain");
     ck_assert_str_eq(ps.items[2].name, "final_norm.gain");
     ck_assert_int_eq(ps.items[1].decay, 0);
-    ck_assert_uint_eq(ps.items[1].value.rank, 1);
-    ck_assert_uint_eq(ps.items[1].value.shape[0], 4);
+    assert_shape(&ps.items[1].value, 1, (const size_t[]){4});
     for (size_t i = 0; i < 4; i++) {
         ck_assert(ps.items[1].value.data[i] == 1.0);
         ck_assert(ps.items[1].grad.data[i] == 0.0);
@@ -421,9 +420,7 @@ START_TEST(forward_refusals_name_their_stage_and_record_nothing)
     ck_assert_int_eq(llm_tensor_from(&t2, 1, two, fix_x, 2, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&old, 8, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &t3, &v3, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &ts, &vs, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &t2, &v2, NULL), LLM_OK);
+    put_constants(&tape, &t3, &v3, &ts, &vs, &t2, &v2, NULL);
     ck_assert_int_eq(llm_tape_constant(&old, &t2, &stale, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_reset(&old, NULL), LLM_OK);
     nodes = tape.count;
@@ -447,26 +444,20 @@ START_TEST(forward_refusals_name_their_stage_and_record_nothing)
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &old, stale, &y, &err), LLM_ERR_TAPE);
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, vs, &y, &err), LLM_ERR_RANK);
     ck_assert_str_eq(where(&err), "rmsnorm.forward");
-    ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v3, &y, &err), LLM_ERR_SHAPE);
-    ck_assert_str_eq(where(&err), "rmsnorm.forward");
-    ck_assert_uint_eq(tape.count, nodes);
-    ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
+    REFUSED_KEPT(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v3, &y, &err),
+                 LLM_ERR_SHAPE, "rmsnorm.forward", tape, nodes, &y, &kept);
     /* failures midway: a NaN gain is refused by its leaf after seven nodes,
        a gain of 1.7e308 overflows in the last product after eight; both
        are rewound */
     f.ps.items[f.norm.gain].value.data[0] = NAN;
-    ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err),
-                     LLM_ERR_NONFINITE);
-    ck_assert_str_eq(where(&err), "rmsnorm.forward <- tape.leaf");
-    ck_assert_uint_eq(tape.count, nodes);
-    ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
+    REFUSED_KEPT(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err),
+                 LLM_ERR_NONFINITE, "rmsnorm.forward <- tape.leaf",
+                 tape, nodes, &y, &kept);
     f.ps.items[f.norm.gain].value.data[0] = 1.7e308;
     f.ps.items[f.norm.gain].value.data[1] = 1.7e308;
-    ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err),
-                     LLM_ERR_NONFINITE);
-    ck_assert_str_eq(where(&err), "rmsnorm.forward <- tape.mul");
-    ck_assert_uint_eq(tape.count, nodes);
-    ck_assert_int_eq(memcmp(&y, &kept, sizeof y), 0);
+    REFUSED_KEPT(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, &y, &err),
+                 LLM_ERR_NONFINITE, "rmsnorm.forward <- tape.mul",
+                 tape, nodes, &y, &kept);
     f.ps.items[f.norm.gain].value.data[0] = 1.0;
     f.ps.items[f.norm.gain].value.data[1] = 1.0;
     /* and an accepted call records nine nodes: x*x, mean, eps, +, sqrt, 1/, *, g, * */
@@ -514,22 +505,21 @@ END_TEST
 
 Suite *ch25_rmsnorm_suite(void)
 {
-    Suite *s = suite_create("ch25 rmsnorm");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, init_adds_a_gain_of_ones_without_decay);
-    tcase_add_test(tc, init_refusals_touch_neither_layer_nor_list);
-    tcase_add_test(tc, a_prefix_is_refused_exactly_when_the_name_would_exceed_63_characters);
-    tcase_add_test(tc, the_fixture_gives_the_digest_numbers);
-    tcase_add_test(tc, the_tape_matches_the_closed_form_gradient);
-    tcase_add_test(tc, every_input_and_gain_coordinate_passes_the_gradient_check);
-    tcase_add_test(tc, a_zero_row_is_finite_with_eps_and_refused_without);
-    tcase_add_test(tc, underflowing_squares_count_as_a_zero_row_when_eps_is_0);
-    tcase_add_test(tc, an_overflowing_mean_square_is_refused_before_recording);
-    tcase_add_test(tc, scale_invariance_holds_only_without_eps);
-    tcase_add_test(tc, rows_are_normalised_alone_and_the_gain_gradient_sums_over_them);
-    tcase_add_test(tc, a_strided_view_as_input_gives_the_same_rows);
-    tcase_add_test(tc, forward_refusals_name_their_stage_and_record_nothing);
-    tcase_add_test(tc, two_norms_on_one_tape_share_the_gain_leaf);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        init_adds_a_gain_of_ones_without_decay,
+        init_refusals_touch_neither_layer_nor_list,
+        a_prefix_is_refused_exactly_when_the_name_would_exceed_63_characters,
+        the_fixture_gives_the_digest_numbers,
+        the_tape_matches_the_closed_form_gradient,
+        every_input_and_gain_coordinate_passes_the_gradient_check,
+        a_zero_row_is_finite_with_eps_and_refused_without,
+        underflowing_squares_count_as_a_zero_row_when_eps_is_0,
+        an_overflowing_mean_square_is_refused_before_recording,
+        scale_invariance_holds_only_without_eps,
+        rows_are_normalised_alone_and_the_gain_gradient_sums_over_them,
+        a_strided_view_as_input_gives_the_same_rows,
+        forward_refusals_name_their_stage_and_record_nothing,
+        two_norms_on_one_tape_share_the_gain_leaf,
+    };
+    return suite_of("ch25 rmsnorm", tcase_of("core", 0, tests, COUNT(tests)));
 }

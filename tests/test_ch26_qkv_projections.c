@@ -90,9 +90,7 @@ START_TEST(init_draws_query_key_value_in_row_major_order)
     for (k = 0; k < 3; k++) {
         const llm_param *p = &ps.items[k];
         ck_assert_str_eq(p->name, names[k]);
-        ck_assert_uint_eq(p->value.rank, 2);
-        ck_assert_uint_eq(p->value.shape[0], 3);
-        ck_assert_uint_eq(p->value.shape[1], 2);
+        assert_shape(&p->value, 2, (const size_t[]){3, 2});
         ck_assert_int_eq(p->decay, 1);
         ck_assert_int_eq(llm_xavier_uniform(&w, 3, 2, &fresh, NULL), LLM_OK);
         ck_assert(memcmp(w.data, p->value.data, 6 * sizeof(double)) == 0);
@@ -259,63 +257,71 @@ END_TEST
 
 /* ------------------------------------------------------------ forward pass -- */
 
-START_TEST(the_fixture_gives_the_digest_projections)
-{
-    const size_t xshape[2] = {2, 3};
+/* The fixture projections run on the fixture input: the layer (built by
+   fixture_qkv, then perhaps edited), the tape holding x and q, k, v. */
+typedef struct projected {
     llm_params ps;
     llm_qkv qkv;
     llm_tape tape;
     llm_tensor x;
     llm_var xv, q, k, v;
+} projected;
+
+/* Runs the forward pass of r's layer, as fixture_qkv left it or edited. */
+static void project(projected *r)
+{
+    const size_t xshape[2] = {2, 3};
+    ck_assert_int_eq(llm_tensor_from(&r->x, 2, xshape, fix_x, 6, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&r->tape, 8, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_constant(&r->tape, &r->x, &r->xv, NULL), LLM_OK);
+    ck_assert_int_eq(llm_qkv_forward(&r->qkv, &r->ps, &r->tape, r->xv,
+                                     &r->q, &r->k, &r->v, NULL), LLM_OK);
+}
+
+static void projected_free(projected *r)
+{
+    llm_tape_free(&r->tape);
+    llm_tensor_free(&r->x);
+    llm_params_free(&r->ps);
+}
+
+START_TEST(the_fixture_gives_the_digest_projections)
+{
+    projected r;
+    llm_tape *const tape = &r.tape;
     double out[4];
     const llm_tensor *t;
-    fixture_qkv(&ps, &qkv);
-    ck_assert_int_eq(llm_tensor_from(&x, 2, xshape, fix_x, 6, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &v, NULL), LLM_OK);
-    ck_assert_uint_eq(read_values(&tape, q, out, 4), 4);
+    fixture_qkv(&r.ps, &r.qkv);
+    project(&r);
+    ck_assert_uint_eq(read_values(tape, r.q, out, 4), 4);
     ck_assert(memcmp(out, fix_q, sizeof out) == 0);
-    ck_assert_uint_eq(read_values(&tape, k, out, 4), 4);
+    ck_assert_uint_eq(read_values(tape, r.k, out, 4), 4);
     ck_assert(memcmp(out, fix_k, sizeof out) == 0);
-    ck_assert_uint_eq(read_values(&tape, v, out, 4), 4);
+    ck_assert_uint_eq(read_values(tape, r.v, out, 4), 4);
     ck_assert(memcmp(out, fix_v, sizeof out) == 0);
-    ck_assert_int_eq(llm_tape_value(&tape, v, &t, NULL), LLM_OK);
-    ck_assert_uint_eq(t->rank, 2);
-    ck_assert_uint_eq(t->shape[0], 2);
-    ck_assert_uint_eq(t->shape[1], 2);
-    ck_assert(q.id < k.id && k.id < v.id);             /* recorded q, then k, then v */
-    llm_tape_free(&tape);
-    llm_tensor_free(&x);
-    llm_params_free(&ps);
+    ck_assert_int_eq(llm_tape_value(tape, r.v, &t, NULL), LLM_OK);
+    assert_shape(t, 2, (const size_t[]){2, 2});
+    ck_assert(r.q.id < r.k.id && r.k.id < r.v.id);     /* recorded q, then k, then v */
+    projected_free(&r);
 }
 END_TEST
 
 START_TEST(one_projection_does_not_see_the_others_weights)
 {
-    const size_t xshape[2] = {2, 3};
-    llm_params ps;
-    llm_qkv qkv;
-    llm_tape tape;
-    llm_tensor x;
-    llm_var xv, q, k, v;
+    projected r;
+    llm_tape *const tape = &r.tape;
     double out[4];
-    fixture_qkv(&ps, &qkv);
-    ps.items[qkv.key.weight].value.data[0] = 10.0;
-    ps.items[qkv.value.weight].value.data[5] = -7.0;
-    ck_assert_int_eq(llm_tensor_from(&x, 2, xshape, fix_x, 6, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_qkv_forward(&qkv, &ps, &tape, xv, &q, &k, &v, NULL), LLM_OK);
-    read_values(&tape, q, out, 4);
+    fixture_qkv(&r.ps, &r.qkv);
+    r.ps.items[r.qkv.key.weight].value.data[0] = 10.0;
+    r.ps.items[r.qkv.value.weight].value.data[5] = -7.0;
+    project(&r);
+    read_values(tape, r.q, out, 4);
     ck_assert(memcmp(out, fix_q, sizeof out) == 0);
-    read_values(&tape, k, out, 4);
+    read_values(tape, r.k, out, 4);
     ck_assert(out[0] == 13.0 && out[1] == 0.0 && out[2] == -1.0 && out[3] == 2.0);
-    read_values(&tape, v, out, 4);
+    read_values(tape, r.v, out, 4);
     ck_assert(out[0] == 3.0 && out[1] == 6.0 && out[2] == 1.0 && out[3] == -15.0);
-    llm_tape_free(&tape);
-    llm_tensor_free(&x);
-    llm_params_free(&ps);
+    projected_free(&r);
 }
 END_TEST
 
@@ -410,13 +416,7 @@ static llm_status loss_on_tape(const obj_ctx *c, llm_tensor *gx, double *value)
     return LLM_OK;
 }
 
-static llm_status objective(void *ctx, const llm_tensor *theta, double *value,
-                            llm_error *err)
-{
-    (void)theta;
-    (void)err;
-    return loss_on_tape(ctx, NULL, value);
-}
+OBJECTIVE(objective, loss_on_tape(ctx, NULL, value))
 
 START_TEST(every_weight_and_input_coordinate_passes_the_gradient_check)
 {
@@ -525,11 +525,8 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_outputs_alone)
     ck_assert_int_eq(llm_tape_init(&other, 8, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_constant(&tape, &x, &stale, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x, &xv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &xn, &xnv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &sc, &sv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&other, &x, &foreign, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&other, &x, &foreign, NULL), LLM_OK);
+    put_constants(&tape, &x, &xv, &xn, &xnv, &sc, &sv, NULL);
+    put_constants(&other, &x, &foreign, &x, &foreign, NULL);
     nodes = tape.count;
     memset(&marker, 0x5a, sizeof marker);
     q = k = v = marker;
@@ -690,21 +687,20 @@ END_TEST
 
 Suite *ch26_qkv_projections_suite(void)
 {
-    Suite *s = suite_create("ch26 qkv projections");
-    TCase *tc = tcase_create("qkv");
-    tcase_add_test(tc, init_draws_query_key_value_in_row_major_order);
-    tcase_add_test(tc, grouped_projections_have_their_own_widths);
-    tcase_add_test(tc, a_replay_from_seed_26_is_bit_identical);
-    tcase_add_test(tc, init_appends_after_existing_parameters);
-    tcase_add_test(tc, init_refusals_touch_neither_projections_list_nor_generator);
-    tcase_add_test(tc, a_prefix_is_refused_exactly_when_a_name_would_exceed_63_characters);
-    tcase_add_test(tc, a_failure_on_the_value_rolls_back_query_and_key);
-    tcase_add_test(tc, the_fixture_gives_the_digest_projections);
-    tcase_add_test(tc, one_projection_does_not_see_the_others_weights);
-    tcase_add_test(tc, leading_axes_are_kept_and_empty_axes_give_empty_outputs);
-    tcase_add_test(tc, every_weight_and_input_coordinate_passes_the_gradient_check);
-    tcase_add_test(tc, two_passes_on_one_tape_share_each_weights_leaf);
-    tcase_add_test(tc, forward_refusals_name_their_stage_and_leave_the_outputs_alone);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        init_draws_query_key_value_in_row_major_order,
+        grouped_projections_have_their_own_widths,
+        a_replay_from_seed_26_is_bit_identical,
+        init_appends_after_existing_parameters,
+        init_refusals_touch_neither_projections_list_nor_generator,
+        a_prefix_is_refused_exactly_when_a_name_would_exceed_63_characters,
+        a_failure_on_the_value_rolls_back_query_and_key,
+        the_fixture_gives_the_digest_projections,
+        one_projection_does_not_see_the_others_weights,
+        leading_axes_are_kept_and_empty_axes_give_empty_outputs,
+        every_weight_and_input_coordinate_passes_the_gradient_check,
+        two_passes_on_one_tape_share_each_weights_leaf,
+        forward_refusals_name_their_stage_and_leave_the_outputs_alone,
+    };
+    return suite_of("ch26 qkv projections", tcase_of("qkv", 0, tests, COUNT(tests)));
 }

@@ -435,7 +435,7 @@ static llm_status run(const objective *ob, double *loss, llm_tensor *g, llm_erro
     const llm_tensor *t0 = ob->t[0];
     llm_tape tape;
     llm_tensor ct;
-    llm_var in[3], c, o, m, l;
+    llm_var in[3], o;
     size_t i, n = ob->softmax_only ? 1 : 3, rows = t0->shape[0];
     size_t cs[2];
     llm_status st;
@@ -451,25 +451,13 @@ static llm_status run(const objective *ob, double *loss, llm_tensor *g, llm_erro
         st = ob->softmax_only ? llm_tape_softmax(&tape, in[0], &o, err)
                               : llm_tape_attention(&tape, in[0], in[1], in[2], NULL, &o, err);
     if (st == LLM_OK)
-        st = llm_tape_constant(&tape, &ct, &c, err);
-    if (st == LLM_OK)
-        st = llm_tape_mul(&tape, o, c, &m, err);
-    if (st == LLM_OK)
-        st = llm_tape_sum_all(&tape, m, &l, err);
-    if (st == LLM_OK)
-        *loss = vals(&tape, l)[0];
-    if (st == LLM_OK && g != NULL)
-        st = llm_tape_backward(&tape, l, NULL, 0, err);
+        st = weighted_loss(&tape, o, &ct, g != NULL, loss, err);
     llm_tape_free(&tape);
     llm_tensor_free(&ct);
     return st;
 }
 
-static llm_status loss_only(void *ctx, const llm_tensor *theta, double *value, llm_error *err)
-{
-    (void)theta;
-    return run(ctx, value, NULL, err);
-}
+OBJECTIVE(loss_only, run(ctx, value, NULL, err))
 
 static void check_all(objective *ob, llm_tensor *g, size_t n)
 {
@@ -635,22 +623,21 @@ END_TEST
 
 Suite *ch27_self_attention_suite(void)
 {
-    Suite *s = suite_create("ch27 self-attention");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_fixture);
-    tcase_add_test(tc, test_through_the_projections);
-    tcase_add_test(tc, test_rows_are_distributions);
-    tcase_add_test(tc, test_one_key_is_the_identity);
-    tcase_add_test(tc, test_scale_lowers_the_favoured_weight);
-    tcase_add_test(tc, test_weights_need_not_be_symmetric);
-    tcase_add_test(tc, test_leading_axes_and_no_weights);
-    tcase_add_test(tc, test_no_queries);
-    tcase_add_test(tc, test_softmax_on_the_tape);
-    tcase_add_test(tc, test_softmax_refusals);
-    tcase_add_test(tc, test_softmax_vjp_rows_and_masked_entries);
-    tcase_add_test(tc, test_softmax_gradient);
-    tcase_add_test(tc, test_attention_gradient);
-    tcase_add_test(tc, test_attention_refusals);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        test_fixture,
+        test_through_the_projections,
+        test_rows_are_distributions,
+        test_one_key_is_the_identity,
+        test_scale_lowers_the_favoured_weight,
+        test_weights_need_not_be_symmetric,
+        test_leading_axes_and_no_weights,
+        test_no_queries,
+        test_softmax_on_the_tape,
+        test_softmax_refusals,
+        test_softmax_vjp_rows_and_masked_entries,
+        test_softmax_gradient,
+        test_attention_gradient,
+        test_attention_refusals,
+    };
+    return suite_of("ch27 self-attention", tcase_of("core", 0, tests, COUNT(tests)));
 }

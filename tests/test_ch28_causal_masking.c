@@ -54,9 +54,7 @@ static void attend(const double *q, size_t tq, const double *k, const double *v,
     ck_assert_int_eq(llm_tensor_from(&b, 2, sk, k, 2 * tk, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_from(&c, 2, sk, v, 2 * tk, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&tape, 16, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &a, NULL, &qv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &b, NULL, &kv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &c, NULL, &vv, NULL), LLM_OK);
+    put_leaves(&tape, &a, &qv, &b, &kv, &c, &vv, NULL);
     ck_assert_int_eq(llm_tape_causal_attention(&tape, qv, kv, vv, &wv, &ov, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_value(&tape, wv, &val, NULL), LLM_OK);
     memcpy(w, val->data + val->offset, tq * tk * sizeof *w);
@@ -238,8 +236,7 @@ START_TEST(test_masked_scores_never_read)
     /* a visible one is refused, named by row and key, and nothing changes */
     t.data[7] = NAN;
     count = tape.count;
-    memset(&w, 0x2d, sizeof w);
-    kept = w;
+    kept = w = marked_var();
     ck_assert_int_eq(llm_tape_causal_softmax(&tape, a, &w, &err), LLM_ERR_NONFINITE);
     ck_assert_str_eq(where(&err), "tape.causal_softmax");
     ck_assert_ptr_nonnull(strstr(err.message, "row 2, key 1 is NaN"));
@@ -307,32 +304,20 @@ static llm_status probe_run(const probe *p, double *loss, llm_tensor *dq, llm_te
     size_t shape[2] = {3, 2};
     llm_tape tape;
     llm_tensor g;
-    llm_var qv, kv, vv, o, gv, go, l;
-    const llm_tensor *val;
+    llm_var qv, kv, vv, o;
     ck_assert_int_eq(llm_tensor_from(&g, 2, shape, p->seed, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&tape, 16, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_leaf(&tape, p->q, dq, &qv, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_leaf(&tape, p->k, dk, &kv, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_leaf(&tape, p->v, dv, &vv, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_causal_attention(&tape, qv, kv, vv, NULL, &o, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &g, &gv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_mul(&tape, o, gv, &go, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_sum_all(&tape, go, &l, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_value(&tape, l, &val, NULL), LLM_OK);
-    *loss = val->data[val->offset];
-    if (dq != NULL)
-        ck_assert_int_eq(llm_tape_backward(&tape, l, NULL, 0, err), LLM_OK);
+    ck_assert_int_eq(weighted_loss(&tape, o, &g, dq != NULL, loss, err), LLM_OK);
     llm_tape_free(&tape);
     llm_tensor_free(&g);
     return LLM_OK;
 }
 
-static llm_status probe_loss(void *ctx, const llm_tensor *theta, double *value,
-                             llm_error *err)
-{
-    (void)theta;
-    return probe_run(ctx, value, NULL, NULL, NULL, err);
-}
+OBJECTIVE(probe_loss, probe_run(ctx, value, NULL, NULL, NULL, err))
 
 START_TEST(test_gradients)
 {
@@ -402,12 +387,9 @@ START_TEST(test_softmax_refusals)
     ck_assert_int_eq(llm_tensor_from(&b, 2, s32, x, 6, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_from(&c, 1, s3, x, 3, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &a, NULL, &va, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &b, NULL, &vb, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &c, NULL, &vc, NULL), LLM_OK);
+    put_leaves(&tape, &a, &va, &b, &vb, &c, &vc, NULL);
     count = tape.count;
-    memset(&y, 0x2d, sizeof y);
-    kept = y;
+    kept = y = marked_var();
     ck_assert_int_eq(llm_tape_causal_softmax(&tape, vb, &y, &err), LLM_ERR_SHAPE);
     ck_assert_str_eq(where(&err), "tape.causal_softmax");
     ck_assert_ptr_nonnull(strstr(err.message, "3 queries"));
@@ -455,12 +437,8 @@ START_TEST(test_attention_refusals)
     ck_assert_int_eq(llm_tensor_from(&t232, 3, s232, x, 12, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_from(&t33, 2, s33, x, 9, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &t32, NULL, &q, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &t22, NULL, &k2, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &t02, NULL, &k0, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &t3, NULL, &r1, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &t232, NULL, &r3, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &t33, NULL, &w3, NULL), LLM_OK);
+    put_leaves(&tape, &t32, &q, &t22, &k2, &t02, &k0, &t3, &r1, &t232, &r3, &t33, &w3,
+               NULL);
     count = tape.count;
     memset(&w, 0x2d, sizeof w);
     memset(&y, 0x3c, sizeof y);
@@ -521,20 +499,19 @@ END_TEST
 
 Suite *ch28_causal_masking_suite(void)
 {
-    Suite *s = suite_create("ch28 causal masking");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_fixture);
-    tcase_add_test(tc, test_rows_are_prefix_softmaxes);
-    tcase_add_test(tc, test_leading_axes_are_independent);
-    tcase_add_test(tc, test_strided_scores);
-    tcase_add_test(tc, test_prefix_invariance);
-    tcase_add_test(tc, test_last_queries_of_longer_keys);
-    tcase_add_test(tc, test_single_token_and_empty);
-    tcase_add_test(tc, test_masked_scores_never_read);
-    tcase_add_test(tc, test_backward_masked_receive_nothing);
-    tcase_add_test(tc, test_gradients);
-    tcase_add_test(tc, test_softmax_refusals);
-    tcase_add_test(tc, test_attention_refusals);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        test_fixture,
+        test_rows_are_prefix_softmaxes,
+        test_leading_axes_are_independent,
+        test_strided_scores,
+        test_prefix_invariance,
+        test_last_queries_of_longer_keys,
+        test_single_token_and_empty,
+        test_masked_scores_never_read,
+        test_backward_masked_receive_nothing,
+        test_gradients,
+        test_softmax_refusals,
+        test_attention_refusals,
+    };
+    return suite_of("ch28 causal masking", tcase_of("core", 0, tests, COUNT(tests)));
 }

@@ -226,18 +226,26 @@ START_TEST(test_init_refusals)
 }
 END_TEST
 
-START_TEST(test_apply_refusals)
+/* The zero inputs the refusal tests feed the fixture's rope: x34 of the
+   right shape [3, 4], x36 of a width the rope does not have, [2, 6], and
+   x4 of rank 1. */
+static void refusal_inputs(llm_tensor *x34, llm_tensor *x36, llm_tensor *x4)
 {
     static const double x[12] = {0};
-    size_t s34[2] = {3, 4}, s36[2] = {2, 6}, s4[1] = {4};
+    const size_t s34[2] = {3, 4}, s36[2] = {2, 6}, s4[1] = {4};
+    *x34 = make_tensor(2, s34, x);
+    *x36 = make_tensor(2, s36, x);
+    *x4 = make_tensor(1, s4, x);
+}
+
+START_TEST(test_apply_refusals)
+{
     const size_t far[3] = {0, 8, 1}, ok3[3] = {0, 1, 2};
     llm_tensor x34, x36, x4, out, kept;
     llm_rope r;
     llm_error err;
     make_rope(&r, LLM_ROPE_ADJACENT);
-    ck_assert_int_eq(llm_tensor_from(&x34, 2, s34, x, 12, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tensor_from(&x36, 2, s36, x, 12, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tensor_from(&x4, 1, s4, x, 4, NULL), LLM_OK);
+    refusal_inputs(&x34, &x36, &x4);
     memset(&out, 0x3c, sizeof out);
     kept = out;
     ck_assert_int_eq(llm_rope_apply(&r, &x34, far, 3, &out, &err), LLM_ERR_INDEX);
@@ -326,8 +334,6 @@ END_TEST
 
 START_TEST(test_tape_refusals)
 {
-    static const double x[12] = {0};
-    size_t s34[2] = {3, 4}, s36[2] = {2, 6}, s4[1] = {4};
     llm_tape tape;
     llm_tensor x34, x36, x4, big;
     llm_var a, b, c, d, y, kept, stale;
@@ -335,20 +341,14 @@ START_TEST(test_tape_refusals)
     llm_error err;
     size_t count;
     make_rope(&r, LLM_ROPE_ADJACENT);
-    ck_assert_int_eq(llm_tensor_from(&x34, 2, s34, x, 12, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tensor_from(&x36, 2, s36, x, 12, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tensor_from(&x4, 1, s4, x, 4, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tensor_from(&big, 2, s34, x, 12, NULL), LLM_OK);
+    refusal_inputs(&x34, &x36, &x4);
+    big = make_tensor(2, (const size_t[]){3, 4}, (const double[12]){0});
     big.data[0] = 1.5e308;
     big.data[1] = 1.5e308;
     ck_assert_int_eq(llm_tape_init(&tape, 4, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &x34, NULL, &a, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &x36, NULL, &b, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &x4, NULL, &c, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_leaf(&tape, &big, NULL, &d, NULL), LLM_OK);
+    put_leaves(&tape, &x34, &a, &x36, &b, &x4, &c, &big, &d, NULL);
     count = tape.count;
-    memset(&y, 0x2d, sizeof y);
-    kept = y;
+    kept = y = marked_var();
     ck_assert_int_eq(llm_tape_rope(&tape, &r, a, 6, &y, &err), LLM_ERR_INDEX);
     ck_assert_str_eq(where(&err), "tape.rope");
     ck_assert_ptr_nonnull(strstr(err.message, "capacity is 8"));
@@ -396,21 +396,20 @@ END_TEST
 
 Suite *ch29_rope_suite(void)
 {
-    Suite *s = suite_create("ch29 rope");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_frequencies_and_tables);
-    tcase_add_test(tc, test_dot_grid_fixture_and_shift);
-    tcase_add_test(tc, test_norms_kept);
-    tcase_add_test(tc, test_position_zero_is_identity);
-    tcase_add_test(tc, test_pairings_differ_at_width_4);
-    tcase_add_test(tc, test_leading_axes_and_views);
-    tcase_add_test(tc, test_empty_rows);
-    tcase_add_test(tc, test_init_refusals);
-    tcase_add_test(tc, test_apply_refusals);
-    tcase_add_test(tc, test_tape_adjacent);
-    tcase_add_test(tc, test_tape_half);
-    tcase_add_test(tc, test_tape_refusals);
-    tcase_add_test(tc, test_a_rank_the_struct_cannot_hold);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        test_frequencies_and_tables,
+        test_dot_grid_fixture_and_shift,
+        test_norms_kept,
+        test_position_zero_is_identity,
+        test_pairings_differ_at_width_4,
+        test_leading_axes_and_views,
+        test_empty_rows,
+        test_init_refusals,
+        test_apply_refusals,
+        test_tape_adjacent,
+        test_tape_half,
+        test_tape_refusals,
+        test_a_rank_the_struct_cannot_hold,
+    };
+    return suite_of("ch29 rope", tcase_of("core", 0, tests, COUNT(tests)));
 }

@@ -286,11 +286,7 @@ START_TEST(split_then_merge_is_the_identity_and_split_takes_column_blocks)
         const size_t dh = 6 / counts[n];
         ck_assert_int_eq(llm_mha_split_heads(&tape, xv, counts[n], &sv, NULL), LLM_OK);
         ck_assert_int_eq(llm_tape_value(&tape, sv, &st, NULL), LLM_OK);
-        ck_assert_uint_eq(st->rank, 4);
-        ck_assert_uint_eq(st->shape[0], 2);
-        ck_assert_uint_eq(st->shape[1], counts[n]);
-        ck_assert_uint_eq(st->shape[2], 3);
-        ck_assert_uint_eq(st->shape[3], dh);
+        assert_shape(st, 4, (const size_t[]){2, counts[n], 3, dh});
         take(&tape, sv, s);
         for (b = 0; b < 2; b++)
             for (h = 0; h < counts[n]; h++)
@@ -321,8 +317,7 @@ START_TEST(split_and_merge_refusals_record_nothing)
     ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_constant(&tape, &a, &stale, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &a, &av, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &b, &bv, NULL), LLM_OK);
+    put_constants(&tape, &a, &av, &b, &bv, NULL);
     count = tape.count;
     memset(&out, 0x4b, sizeof out);
     kept = out;
@@ -443,8 +438,7 @@ static llm_status probe_run(probe *p, double *loss, llm_tensor *gx, llm_error *e
     static const size_t shape[3] = {1, 3, 4};
     llm_tape tape;
     llm_tensor g;
-    llm_var xv, y, gv, m, l;
-    const llm_tensor *v;
+    llm_var xv, y;
     llm_status st;
     ck_assert_int_eq(llm_tensor_from(&g, 3, shape, upstream, 12, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
@@ -452,26 +446,13 @@ static llm_status probe_run(probe *p, double *loss, llm_tensor *gx, llm_error *e
     if (st == LLM_OK)
         st = llm_mha_forward(&p->l->mha, &p->l->ps, &tape, &p->l->rope, xv, 0, NULL, &y, err);
     if (st == LLM_OK)
-        st = llm_tape_constant(&tape, &g, &gv, err);
-    if (st == LLM_OK)
-        st = llm_tape_mul(&tape, y, gv, &m, err);
-    if (st == LLM_OK)
-        st = llm_tape_sum_all(&tape, m, &l, err);
-    if (st == LLM_OK && (st = llm_tape_value(&tape, l, &v, err)) == LLM_OK)
-        *loss = v->data[v->offset];
-    if (st == LLM_OK && gx != NULL)
-        st = llm_tape_backward(&tape, l, NULL, 0, err);
+        st = weighted_loss(&tape, y, &g, gx != NULL, loss, err);
     llm_tape_free(&tape);
     llm_tensor_free(&g);
     return st;
 }
 
-static llm_status probe_loss(void *ctx, const llm_tensor *theta, double *value,
-                             llm_error *err)
-{
-    (void)theta;
-    return probe_run(ctx, value, NULL, err);
-}
+OBJECTIVE(probe_loss, probe_run(ctx, value, NULL, err))
 
 static void check_all_76(layer *l, const double *x0)
 {
@@ -585,14 +566,9 @@ START_TEST(forward_refusals_come_before_the_first_node)
     ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_constant(&tape, &a, &stale, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &a, &av, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &b, &bv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &c, &cv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &d, &dv, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &e, &ev, NULL), LLM_OK);
+    put_constants(&tape, &a, &av, &b, &bv, &c, &cv, &d, &dv, &e, &ev, NULL);
     count = tape.count;
-    memset(&y, 0x2d, sizeof y);
-    y_kept = y;
+    y_kept = y = marked_var();
     memset(&tr, 0x3c, sizeof tr);
     tr_kept = tr;
     ck_assert_int_eq(llm_mha_forward(&l.mha, &l.ps, &tape, &wide, av, 0, &tr, &y, &err),
@@ -674,8 +650,7 @@ START_TEST(forward_refusals_come_before_the_first_node)
         set_weight(&l, l.mha.output.weight, w);
         ck_assert_int_eq(llm_tensor_from(&o, 3, s3, ones, 12, NULL), LLM_OK);
         ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);   /* new weights, new leaves */
-        ck_assert_int_eq(llm_tape_constant(&tape, &a, &av, NULL), LLM_OK);
-        ck_assert_int_eq(llm_tape_constant(&tape, &o, &ov, NULL), LLM_OK);
+        put_constants(&tape, &a, &av, &o, &ov, NULL);
         count = tape.count;
         y = y_kept;
         tr = tr_kept;
@@ -728,22 +703,21 @@ END_TEST
 
 Suite *ch30_multi_head_attention_suite(void)
 {
-    Suite *s = suite_create("ch30 multi-head attention");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, the_fixture_reproduces_the_seed_tables);
-    tcase_add_test(tc, the_check_refuses_a_layer_its_constructor_would_not_build);
-    tcase_add_test(tc, the_layer_holds_four_d_squared_parameters_at_any_head_count);
-    tcase_add_test(tc, random_layers_agree_with_a_plain_reference);
-    tcase_add_test(tc, split_then_merge_is_the_identity_and_split_takes_column_blocks);
-    tcase_add_test(tc, split_and_merge_refusals_record_nothing);
-    tcase_add_test(tc, changing_one_heads_columns_leaves_the_other_head_bit_identical);
-    tcase_add_test(tc, a_later_token_changes_no_earlier_row);
-    tcase_add_test(tc, the_same_rows_later_give_the_same_weights);
-    tcase_add_test(tc, batch_rows_are_independent_and_an_empty_batch_is_empty);
-    tcase_add_test(tc, all_76_coordinates_pass_the_central_difference_check);
-    tcase_add_test(tc, init_refusals_touch_neither_layer_list_nor_generator);
-    tcase_add_test(tc, forward_refusals_come_before_the_first_node);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        the_fixture_reproduces_the_seed_tables,
+        the_check_refuses_a_layer_its_constructor_would_not_build,
+        the_layer_holds_four_d_squared_parameters_at_any_head_count,
+        random_layers_agree_with_a_plain_reference,
+        split_then_merge_is_the_identity_and_split_takes_column_blocks,
+        split_and_merge_refusals_record_nothing,
+        changing_one_heads_columns_leaves_the_other_head_bit_identical,
+        a_later_token_changes_no_earlier_row,
+        the_same_rows_later_give_the_same_weights,
+        batch_rows_are_independent_and_an_empty_batch_is_empty,
+        all_76_coordinates_pass_the_central_difference_check,
+        init_refusals_touch_neither_layer_list_nor_generator,
+        forward_refusals_come_before_the_first_node,
+    };
+    return suite_of("ch30 multi-head attention",
+                    tcase_of("core", 30, tests, COUNT(tests)));
 }

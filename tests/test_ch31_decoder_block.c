@@ -255,16 +255,13 @@ START_TEST(test_parameter_order_and_draws)
         ck_assert_str_eq(p->name, names[i]);
         total += p->value.size;
         if (cols[i] == 0) {   /* a gain: ones, no decay, no draw */
-            ck_assert_uint_eq(p->value.rank, 1);
-            ck_assert_uint_eq(p->value.shape[0], rows[i]);
+            assert_shape(&p->value, 1, (const size_t[]){rows[i]});
             ck_assert_int_eq(p->decay, 0);
             for (j = 0; j < p->value.size; j++)
                 ck_assert(p->value.data[j] == 1.0);
             continue;
         }
-        ck_assert_uint_eq(p->value.rank, 2);
-        ck_assert_uint_eq(p->value.shape[0], rows[i]);
-        ck_assert_uint_eq(p->value.shape[1], cols[i]);
+        assert_shape(&p->value, 2, (const size_t[]){rows[i], cols[i]});
         ck_assert_int_eq(p->decay, 1);
         ck_assert_int_eq(llm_xavier_uniform(&w, rows[i], cols[i], &fresh, NULL), LLM_OK);
         ck_assert(memcmp(w.data, p->value.data, w.size * sizeof(double)) == 0);
@@ -510,13 +507,9 @@ START_TEST(test_forward_refusals_record_nothing)
     ck_assert_int_eq(llm_tensor_from(&x3, 3, s3, fix_x, 12, NULL), LLM_OK);
     ck_assert_int_eq(llm_tensor_from(&xz, 3, s3, zeros, 12, NULL), LLM_OK);
     ck_assert_int_eq(llm_tape_init(&tape, 8, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x2, &v2, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x5, &v5, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &x3, &v3, NULL), LLM_OK);
-    ck_assert_int_eq(llm_tape_constant(&tape, &xz, &vz, NULL), LLM_OK);
+    put_constants(&tape, &x2, &v2, &x5, &v5, &x3, &v3, &xz, &vz, NULL);
     nodes = tape.count;
-    memset(&y, 0x2d, sizeof y);
-    y_kept = y;
+    y_kept = y = marked_var();
     memset(&bt, 0x3c, sizeof bt);
     bt_kept = bt;
     ck_assert_int_eq(llm_block_forward(&blk, &ps, &tape, &rope, v2, 0, &bt, &y, &err),
@@ -601,8 +594,7 @@ typedef struct probe {
 static llm_status probe_run(const probe *p, double *loss, llm_tensor *dx, llm_error *err)
 {
     llm_tape tape;
-    llm_var xv, yv, wv, pv, lv;
-    const llm_tensor *v;
+    llm_var xv, yv;
     llm_status st = llm_tape_init(&tape, 64, err);
     if (st != LLM_OK)
         return st;
@@ -610,25 +602,12 @@ static llm_status probe_run(const probe *p, double *loss, llm_tensor *dx, llm_er
     if (st == LLM_OK)
         st = llm_block_forward(p->blk, p->ps, &tape, p->rope, xv, 1, NULL, &yv, err);
     if (st == LLM_OK)
-        st = llm_tape_constant(&tape, p->w, &wv, err);
-    if (st == LLM_OK)
-        st = llm_tape_mul(&tape, yv, wv, &pv, err);
-    if (st == LLM_OK)
-        st = llm_tape_sum_all(&tape, pv, &lv, err);
-    if (st == LLM_OK && (st = llm_tape_value(&tape, lv, &v, err)) == LLM_OK)
-        *loss = v->data[v->offset];
-    if (st == LLM_OK && dx != NULL)
-        st = llm_tape_backward(&tape, lv, NULL, 0, err);
+        st = weighted_loss(&tape, yv, p->w, dx != NULL, loss, err);
     llm_tape_free(&tape);
     return st;
 }
 
-static llm_status probe_loss(void *ctx, const llm_tensor *theta, double *value,
-                             llm_error *err)
-{
-    (void)theta;
-    return probe_run(ctx, value, NULL, err);
-}
+OBJECTIVE(probe_loss, probe_run(ctx, value, NULL, err))
 
 /* Every coordinate of the nine parameters and of x against central
    differences, with drawn (not identity) weights, at offset 1. */
@@ -682,18 +661,17 @@ END_TEST
 
 Suite *ch31_decoder_block_suite(void)
 {
-    Suite *s = suite_create("ch31 decoder block");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, test_parameter_order_and_draws);
-    tcase_add_test(tc, test_fixture_counts_and_two_blocks_in_one_list);
-    tcase_add_test(tc, test_init_refusals_change_nothing);
-    tcase_add_test(tc, test_init_rolls_back_a_late_failure);
-    tcase_add_test(tc, test_fixture_matches_the_formulas);
-    tcase_add_test(tc, test_drawn_weights_match_the_formulas_at_an_offset);
-    tcase_add_test(tc, test_post_norm_from_the_same_parts_differs);
-    tcase_add_test(tc, test_causal_prefix_is_bit_identical);
-    tcase_add_test(tc, test_forward_refusals_record_nothing);
-    tcase_add_test(tc, test_every_gradient_coordinate);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        test_parameter_order_and_draws,
+        test_fixture_counts_and_two_blocks_in_one_list,
+        test_init_refusals_change_nothing,
+        test_init_rolls_back_a_late_failure,
+        test_fixture_matches_the_formulas,
+        test_drawn_weights_match_the_formulas_at_an_offset,
+        test_post_norm_from_the_same_parts_differs,
+        test_causal_prefix_is_bit_identical,
+        test_forward_refusals_record_nothing,
+        test_every_gradient_coordinate,
+    };
+    return suite_of("ch31 decoder block", tcase_of("core", 0, tests, COUNT(tests)));
 }

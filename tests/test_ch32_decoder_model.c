@@ -534,8 +534,7 @@ static void refused(model *m, llm_params *ps, const size_t *ids, size_t batch, s
     size_t count = m->tape.count;
     memset(h, 0x3c, sizeof h);
     memcpy(h_kept, h, sizeof h);
-    memset(&z, 0x2d, sizeof z);
-    z_kept = z;
+    z_kept = z = marked_var();
     ck_assert_int_eq(llm_decoder_forward(&m->dec, ps, &m->tape, ids, batch, T, offset, h, &z,
                                          &err), want);
     ck_assert_str_eq(err.stage, "decoder.forward");    /* the cause, if any, is a layer's */
@@ -553,8 +552,7 @@ static void fails_midway(model *m, const char *stage)
     size_t count = m->tape.count;
     memset(h, 0x3c, sizeof h);
     memcpy(h_kept, h, sizeof h);
-    memset(&z, 0x2d, sizeof z);
-    z_kept = z;
+    z_kept = z = marked_var();
     memset(&l, 0x4b, sizeof l);
     l_kept = l;
     ck_assert_int_eq(llm_decoder_forward(&m->dec, &m->ps, &m->tape, fix_ids, 1, 3, 0, h, &z,
@@ -724,23 +722,21 @@ END_TEST
 
 Suite *ch32_decoder_model_suite(void)
 {
-    Suite *s = suite_create("ch32 decoder model");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_seed_32_fixture);
-    tcase_add_test(tc, test_parameter_layout);
-    tcase_add_test(tc, test_counts_and_draws);
-    tcase_add_test(tc, test_head_is_the_table);
-    tcase_add_test(tc, test_zero_layers);
-    tcase_add_test(tc, test_causal_prefix);
-    tcase_add_test(tc, test_batch_offset_replay);
-    tcase_add_test(tc, test_tied_gradient_is_the_sum);
-    tcase_add_test(tc, test_gradients_against_differences);
-    tcase_add_test(tc, test_untied_head);
-    tcase_add_test(tc, test_init_refusals);
-    tcase_add_test(tc, test_forward_refusals);
-    tcase_add_test(tc, test_loss_refusals);
-    tcase_add_test(tc, test_every_width_different);
-    suite_add_tcase(s, tc);
-    return s;
+    const TTest *tests[] = {
+        test_seed_32_fixture,
+        test_parameter_layout,
+        test_counts_and_draws,
+        test_head_is_the_table,
+        test_zero_layers,
+        test_causal_prefix,
+        test_batch_offset_replay,
+        test_tied_gradient_is_the_sum,
+        test_gradients_against_differences,
+        test_untied_head,
+        test_init_refusals,
+        test_forward_refusals,
+        test_loss_refusals,
+        test_every_width_different,
+    };
+    return suite_of("ch32 decoder model", tcase_of("core", 60, tests, COUNT(tests)));
 }
