@@ -19,6 +19,9 @@ static const char *const doc_name[2] = {"a", "b"};
 #define BATCH 3
 #define SEED 7
 
+static llm_window windows[8], order[8];   /* as listed; as shuffled */
+static size_t n;                          /* how many */
+
 /* The loss of predicting target token id: a fixed table, not a model,
    whose values are exact binary fractions. */
 static double token_loss(size_t id)
@@ -33,243 +36,194 @@ static double token_loss(size_t id)
 }
 
 /* "a@1": the window's document and start. */
-static char *window_name(char *buf, size_t size, llm_window w)
+static const char *name_of(llm_window w)
 {
-    snprintf(buf, size, "%s@%zu", w.doc < 2 ? doc_name[w.doc] : "?", w.start);
-    return buf;
-}
-
-/* "[1.5, 0.25]": exact binary fractions with up to six significant digits. */
-static char *sig_list(char *buf, size_t size, const double *x, size_t n)
-{
-    size_t i, len;
-    snprintf(buf, size, "[");
-    for (i = 0; i < n; i++) {
-        len = strlen(buf);
-        snprintf(buf + len, size - len, "%s%.6g", i > 0 ? ", " : "", x[i]);
-    }
-    len = strlen(buf);
-    snprintf(buf + len, size - len, "]");
-    return buf;
+    return llm_text("%s@%zu", w.doc < 2 ? doc_name[w.doc] : "?", w.start);
 }
 
 /* "[b@1, a@1, ...]" */
-static char *order_text(char *buf, size_t size, const llm_window *w, size_t n)
+static const char *order_text(const llm_window *w, size_t count)
 {
-    char name[48];
-    size_t i, len;
-    snprintf(buf, size, "[");
-    for (i = 0; i < n; i++) {
-        len = strlen(buf);
-        snprintf(buf + len, size - len, "%s%s", i > 0 ? ", " : "",
-                 window_name(name, sizeof name, w[i]));
-    }
-    len = strlen(buf);
-    snprintf(buf + len, size - len, "]");
-    return buf;
+    const char *text = "";
+    size_t i;
+    for (i = 0; i < count; i++)
+        text = llm_text("%s%s%s", text, i > 0 ? ", " : "", name_of(w[i]));
+    return llm_text("[%s]", text);
 }
-static size_t list_windows(llm_trace *tr, llm_window *out)
+
+static void refuse(llm_demo *d, const char *what, llm_status st)
 {
-    char buf[256], name[48], in[64], tg[64], pos[32], doc[32], start[32];
-    size_t d, s, n = 0;
-    for (d = 0; d < 2; d++)                        /* chapter 5's rule */
-        for (s = 0; s + T + 1 <= docs[d].length; s += STRIDE) {
-            const char *cells[6] = {pos, name, doc, start, in, tg};
-            out[n].doc = d;
-            out[n].start = s;
-            snprintf(pos, sizeof pos, "%zu", n);
-            window_name(name, sizeof name, out[n]);
-            snprintf(doc, sizeof doc, "%zu", d);
-            snprintf(start, sizeof start, "%zu", s);
-            llm_fmt_sizes(in, sizeof in, docs[d].ids + s, T);
-            llm_fmt_sizes(tg, sizeof tg, docs[d].ids + s + 1, T);
-            llm_trace_row(tr, "windows", 6, cells);
-            n++;
-        }
-    for (d = 0; d < 2; d++)
-        for (s = 0; s < docs[d].length; s++) {
-            const char *cells[3] = {doc, pos, start};
-            snprintf(doc, sizeof doc, "%zu", d);
-            snprintf(pos, sizeof pos, "%zu", s);
-            snprintf(start, sizeof start, "%zu", docs[d].ids[s]);
-            llm_trace_row(tr, "tokens", 3, cells);
-        }
-    snprintf(buf, sizeof buf, "%d", T);
-    llm_trace_value(tr, "T", buf);
-    snprintf(buf, sizeof buf, "%zu", n);
-    llm_trace_value(tr, "n_windows", buf);
-    printf("windows=%zu %s\n", n, order_text(buf, sizeof buf, out, n));
-    llm_trace_value(tr, "windows", buf);
-    return n;
+    llm_refuse_cells(d, "bm", what, st);
 }
-static int shuffle_walk(llm_trace *tr, const llm_window *windows, size_t n,
-                        llm_window *order)
+static void list_windows(llm_demo *d)
 {
-    llm_window walk[8];
+    size_t doc, s;
+    for (doc = 0; doc < 2; doc++)                        /* chapter 5's rule */
+        for (s = 0; s + T + 1 <= docs[doc].length; s += STRIDE, n++) {
+            windows[n].doc = doc;
+            windows[n].start = s;
+            llm_row(d, "windows", llm_text("%zu", n), name_of(windows[n]),
+                    llm_text("%zu", doc), llm_text("%zu", s),
+                    llm_sizes(docs[doc].ids + s, T),
+                    llm_sizes(docs[doc].ids + s + 1, T), NULL);
+        }
+    for (doc = 0; doc < 2; doc++)
+        for (s = 0; s < docs[doc].length; s++)
+            llm_row(d, "tokens", llm_text("%zu", doc), llm_text("%zu", s),
+                    llm_text("%zu", docs[doc].ids[s]), NULL);
+    llm_put(d, "T", llm_text("%d", T));
+    printf("windows=%s", llm_put(d, "n_windows", llm_text("%zu", n)));
+    printf(" %s\n", llm_put(d, "windows", order_text(windows, n)));
+}
+static void shuffle_walk(llm_demo *d)
+{
+    llm_window walk[8], held;
     llm_rng rng, peek;
-    llm_error err;
-    char buf[256], c[5][64];
     size_t u;
-    int ok = 1, same;
+    int same;
+
     memcpy(walk, windows, n * sizeof *walk);
     llm_rng_seed(&rng, SEED);
     for (u = n - 1; u >= 1; u--) {
-        const char *cells[6] = {c[0], c[1], c[2], c[3], c[4], buf};
         uint64_t bound = (uint64_t)u + 1, j = 0, draw;
         uint64_t threshold = (UINT64_C(0) - bound) % bound;
-        llm_window held;
+        const char *b = llm_text("%llu", (unsigned long long)bound), *tau, *jt, *now;
         peek = rng;
         draw = llm_rng_next_u64(&peek);
-        ok = llm_demo_ok("ch21", llm_rng_below(&rng, bound, &j, &err), &err) && ok;
-        ok = ok && draw >= threshold && j == draw % bound && rng.state == peek.state;
+        if (!LLM_TRY(d, llm_rng_below(&rng, bound, &j, &d->err)))
+            return;
+        llm_demo_check(d, draw >= threshold && j == draw % bound
+                          && rng.state == peek.state,
+                       "llm_rng_below used one draw and returned it modulo the bound");
         held = walk[u];
         walk[u] = walk[j];
         walk[j] = held;
-        snprintf(c[0], sizeof c[0], "%zu", u);
-        snprintf(c[1], sizeof c[1], "%llu", (unsigned long long)bound);
-        snprintf(c[2], sizeof c[2], "%llu", (unsigned long long)threshold);
-        snprintf(c[3], sizeof c[3], "`%016llx`", (unsigned long long)draw);
-        snprintf(c[4], sizeof c[4], "%llu", (unsigned long long)j);
-        order_text(buf, sizeof buf, walk, n);
-        printf("u=%zu bound=%s tau=%s draw=%016llx j=%s %s\n", u, c[1],
-               c[2], (unsigned long long)draw, c[4], buf);
-        llm_trace_row(tr, "swaps", 6, cells);
+        tau = llm_text("%llu", (unsigned long long)threshold);
+        jt = llm_text("%llu", (unsigned long long)j);
+        now = order_text(walk, n);
+        printf("u=%zu bound=%s tau=%s draw=%016llx j=%s %s\n", u, b, tau,
+               (unsigned long long)draw, jt, now);
+        llm_row(d, "swaps", llm_text("%zu", u), b, tau,
+                llm_text("`%016llx`", (unsigned long long)draw), jt, now, NULL);
     }
     memcpy(order, windows, n * sizeof *order);
-    ok = llm_demo_ok("ch21", llm_shuffle_windows(order, n, SEED, &err), &err) && ok;
+    if (!LLM_TRY(d, llm_shuffle_windows(order, n, SEED, &d->err)))
+        return;
     same = memcmp(order, walk, n * sizeof *walk) == 0;
-    printf("order=%s library=%s\n", order_text(buf, sizeof buf, order, n),
-           same ? "same" : "different");
-    llm_trace_value(tr, "order", buf);
-    llm_trace_value(tr, "shuffle_matches", same ? "yes" : "no");
-    return ok && same;
+    printf("order=%s", llm_put(d, "order", order_text(order, n)));
+    printf(" library=%s\n", same ? "same" : "different");
+    llm_put(d, "shuffle_matches", llm_yes(same));
+    llm_demo_check(d, same, "the library's shuffle gives the walked order");
 }
-static int batches(llm_trace *tr, const llm_window *order, size_t n)
+static void batches(llm_demo *d)
 {
-    size_t inputs[BATCH * T], targets[BATCH * T], shape[2];
+    size_t inputs[BATCH * T], targets[BATCH * T], shape[2] = {0, T};
     size_t nb = 0, k, b, t, i, first = 0, count = 0;
     llm_loss_sum epoch = {0.0, 0}, part[2] = {{0.0, 0}, {0.0, 0}}, merged = {0.0, 0};
     double mean[2] = {0.0, 0.0}, epoch_mean = 0.0, merged_mean = 0.0;
-    llm_error err;
-    char buf[256], in[64], tg[64], c[5][64];
-    int ok, unpadded = 1, identical;
-    ok = llm_demo_ok("ch21", llm_batch_count(n, BATCH, &nb, &err), &err) && nb == 2;
-    for (k = 0; ok && k < nb; k++) {
+    int unpadded = 1, identical;
+
+    if (!LLM_TRY(d, llm_batch_count(n, BATCH, &nb, &d->err))
+        || !llm_demo_check(d, nb == 2, "five windows make two batches of three"))
+        return;
+    for (k = 0; k < nb; k++) {
+        const char *which = k == 0 ? "first" : "last";
         for (i = 0; i < BATCH * T; i++)
             inputs[i] = targets[i] = SIZE_MAX;       /* sentinels */
-        ok = llm_demo_ok("ch21", llm_batch_span(n, BATCH, k, &first, &count, &err), &err)
-             && llm_demo_ok("ch21", llm_batch_tokens(docs, 2, order, n, first, count, T,
-                                                     inputs, targets, &err), &err);
-        if (!ok)
-            break;
+        if (!(LLM_TRY(d, llm_batch_span(n, BATCH, k, &first, &count, &d->err))
+              && LLM_TRY(d, llm_batch_tokens(docs, 2, order, n, first, count, T, inputs,
+                                             targets, &d->err))))
+            return;
         for (i = count * T; i < BATCH * T; i++)
             unpadded = unpadded && inputs[i] == SIZE_MAX && targets[i] == SIZE_MAX;
         for (b = 0; b < count; b++) {
-            const char *cells[7] = {c[0], c[1], c[2], in, tg, c[3], c[4]};
             double losses[T], row = 0.0;
             for (t = 0; t < T; t++) {
                 losses[t] = token_loss(targets[b * T + t]);
                 row += losses[t];
             }
-            ok = ok && llm_demo_ok("ch21", llm_loss_add(&part[k], row, T, &err), &err)
-                 && llm_demo_ok("ch21", llm_loss_add(&epoch, row, T, &err), &err);
-            snprintf(c[0], sizeof c[0], "%zu", k);
-            snprintf(c[1], sizeof c[1], "%zu", b);
-            window_name(c[2], sizeof c[2], order[first + b]);
-            llm_fmt_sizes(in, sizeof in, inputs + b * T, T);
-            llm_fmt_sizes(tg, sizeof tg, targets + b * T, T);
-            sig_list(c[3], sizeof c[3], losses, T);
-            snprintf(c[4], sizeof c[4], "%.6g", row);
-            llm_trace_row(tr, "batches", 7, cells);
+            if (!(LLM_TRY(d, llm_loss_add(&part[k], row, T, &d->err))
+                  && LLM_TRY(d, llm_loss_add(&epoch, row, T, &d->err))))
+                return;
+            llm_row(d, "batches", llm_text("%zu", k), llm_text("%zu", b),
+                    name_of(order[first + b]), llm_sizes(inputs + b * T, T),
+                    llm_sizes(targets + b * T, T), llm_trims(losses, T, 6),
+                    llm_text("%.6g", row), NULL);
         }
-        ok = ok && llm_demo_ok("ch21", llm_loss_mean(&part[k], &mean[k], &err), &err);
+        if (!LLM_TRY(d, llm_loss_mean(&part[k], &mean[k], &d->err)))
+            return;
         shape[0] = count;
-        shape[1] = T;
-        llm_fmt_sizes(buf, sizeof buf, shape, 2);
-        printf("batch=%zu windows=%s shape=%s\n", k, order_text(c[0], sizeof c[0], order + first,
-               count), buf);
-        llm_trace_value(tr, k == 0 ? "shape_first" : "shape_last", buf);
-        printf("  inputs=%s", llm_fmt_sizes(buf, sizeof buf, inputs, count * T));
-        printf(" targets=%s\n", llm_fmt_sizes(buf, sizeof buf, targets, count * T));
-        snprintf(c[1], sizeof c[1], "%.6g", part[k].sum);
-        snprintf(c[2], sizeof c[2], "%zu", part[k].tokens);
-        llm_fmt(c[3], sizeof c[3], mean[k], 6);
-        printf("  loss_sum=%s tokens=%s loss=%s\n", c[1], c[2], c[3]);
-        llm_trace_value(tr, k == 0 ? "loss_first_sum" : "loss_last_sum", c[1]);
-        llm_trace_value(tr, k == 0 ? "loss_first_tokens" : "loss_last_tokens", c[2]);
-        llm_trace_value(tr, k == 0 ? "loss_first" : "loss_last", c[3]);
-        if (k + 1 == nb) {
-            snprintf(c[4], sizeof c[4], "%zu", count);
-            llm_trace_value(tr, "last_count", c[4]);
-        }
+        printf("batch=%zu windows=%s", k, order_text(order + first, count));
+        printf(" shape=%s\n",
+               llm_put(d, llm_text("shape_%s", which), llm_sizes(shape, 2)));
+        printf("  inputs=%s targets=%s\n", llm_sizes(inputs, count * T),
+               llm_sizes(targets, count * T));
+        printf("  loss_sum=%s", llm_put(d, llm_text("loss_%s_sum", which),
+                                        llm_text("%.6g", part[k].sum)));
+        printf(" tokens=%s", llm_put(d, llm_text("loss_%s_tokens", which),
+                                     llm_text("%zu", part[k].tokens)));
+        printf(" loss=%s\n",
+               llm_put(d, llm_text("loss_%s", which), llm_num(mean[k], 6)));
+        if (k + 1 == nb)
+            llm_put(d, "last_count", llm_text("%zu", count));
     }
-    ok = ok && llm_demo_ok("ch21", llm_loss_merge(&merged, &part[0], &err), &err)
-         && llm_demo_ok("ch21", llm_loss_merge(&merged, &part[1], &err), &err)
-         && llm_demo_ok("ch21", llm_loss_mean(&epoch, &epoch_mean, &err), &err)
-         && llm_demo_ok("ch21", llm_loss_mean(&merged, &merged_mean, &err), &err);
+    if (!(LLM_TRY(d, llm_loss_merge(&merged, &part[0], &d->err))
+          && LLM_TRY(d, llm_loss_merge(&merged, &part[1], &d->err))
+          && LLM_TRY(d, llm_loss_mean(&epoch, &epoch_mean, &d->err))
+          && LLM_TRY(d, llm_loss_mean(&merged, &merged_mean, &d->err))))
+        return;
     identical = memcmp(&merged.sum, &epoch.sum, sizeof epoch.sum) == 0
                 && merged.tokens == epoch.tokens
                 && memcmp(&merged_mean, &epoch_mean, sizeof epoch_mean) == 0;
-    snprintf(c[0], sizeof c[0], "%.6g", epoch.sum);
-    snprintf(c[1], sizeof c[1], "%zu", epoch.tokens);
-    llm_fmt(c[2], sizeof c[2], epoch_mean, 6);
-    printf("epoch loss_sum=%s tokens=%s loss=%s\n", c[0], c[1], c[2]);
-    llm_trace_value(tr, "epoch_sum", c[0]);
-    llm_trace_value(tr, "epoch_tokens", c[1]);
-    llm_trace_value(tr, "epoch_mean", c[2]);
-    printf("halves merged: loss_sum=%.6g tokens=%zu versus one pass: %s\n", merged.sum,
-           merged.tokens, identical ? "bit-identical" : "different");
-    llm_trace_value(tr, "merge", identical ? "bit-identical" : "different");
-    llm_fmt(c[3], sizeof c[3], 0.5 * (mean[0] + mean[1]), 6);
-    llm_fmt(c[4], sizeof c[4], part[1].sum / (double)(BATCH * T), 6);
-    printf("mean of batch means=%s last batch over %d tokens=%s\n", c[3], BATCH * T, c[4]);
-    llm_trace_value(tr, "mean_of_means", c[3]);
-    llm_trace_value(tr, "last_by_full", c[4]);
-    printf("unwritten slots after the short batch=%s\n", unpadded ? "yes" : "no");
-    llm_trace_value(tr, "unpadded", unpadded ? "yes" : "no");
-    return ok && unpadded && identical;
+    printf("epoch loss_sum=%s", llm_put(d, "epoch_sum", llm_text("%.6g", epoch.sum)));
+    printf(" tokens=%s", llm_put(d, "epoch_tokens", llm_text("%zu", epoch.tokens)));
+    printf(" loss=%s\n", llm_put(d, "epoch_mean", llm_num(epoch_mean, 6)));
+    printf("halves merged: loss_sum=%.6g tokens=%zu", merged.sum, merged.tokens);
+    printf(" versus one pass: %s\n",
+           llm_put(d, "merge", identical ? "bit-identical" : "different"));
+    printf("mean of batch means=%s",
+           llm_put(d, "mean_of_means", llm_num(0.5 * (mean[0] + mean[1]), 6)));
+    printf(" last batch over %d tokens=%s\n", BATCH * T,
+           llm_put(d, "last_by_full", llm_num(part[1].sum / (double)(BATCH * T), 6)));
+    printf("unwritten slots after the short batch=%s\n",
+           llm_put(d, "unpadded", llm_yes(unpadded)));
+    llm_demo_check(d, unpadded, "the short batch is not padded");
+    llm_demo_check(d, identical, "the merged halves equal the one pass bit for bit");
 }
-static int threshold_against_modulo(llm_trace *tr)
+static void threshold_against_modulo(llm_demo *d)
 {
     static const unsigned bounds8[4] = {3, 6, 100, 192};
     const uint64_t big = UINT64_C(3) << 62;
     const uint64_t bounds[6] = {2, 3, 4, 5, UINT64_C(3) << 62, (UINT64_C(1) << 63) + 1};
     llm_rng plain, fair, count;
-    llm_error err;
-    char c[6][64];
     size_t i, r, lower_mod = 0, lower_fair = 0, draws = 0;
-    int ok = 1;
     for (i = 0; i < 4; i++) {
-        const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
-        unsigned m = bounds8[i], tau = (256 - m) % m, hits[2][192];
-        unsigned lo[2] = {256, 256}, hi[2] = {0, 0}, v, w;
-        memset(hits, 0, sizeof hits);
-        for (r = 0; r < 256; r++) {
-            hits[0][r % m]++;
-            if (r >= tau)
-                hits[1][r % m]++;
-        }
-        for (w = 0; w < 2; w++)
+        unsigned m = bounds8[i], tau = (256 - m) % m, hits, v, w;
+        unsigned lo[2] = {256, 256}, hi[2] = {0, 0};
+        const char *ratio;
+        for (w = 0; w < 2; w++)              /* 0: every draw; 1: the draws >= tau */
             for (v = 0; v < m; v++) {
-                lo[w] = hits[w][v] < lo[w] ? hits[w][v] : lo[w];
-                hi[w] = hits[w][v] > hi[w] ? hits[w][v] : hi[w];
+                for (hits = 0, r = w == 0 ? 0 : tau; r < 256; r++)
+                    hits += r % m == v;
+                lo[w] = hits < lo[w] ? hits : lo[w];
+                hi[w] = hits > hi[w] ? hits : hi[w];
             }
-        snprintf(c[0], sizeof c[0], "%u", m);
-        snprintf(c[1], sizeof c[1], "%u", tau);
-        snprintf(c[2], sizeof c[2], "%u–%u", lo[0], hi[0]);
-        snprintf(c[3], sizeof c[3], "%.4f", (double)hi[0] / lo[0]);
-        snprintf(c[4], sizeof c[4], "%u–%u", lo[1], hi[1]);
-        printf("8-bit m=%u threshold=%u modulo=%u..%u (ratio %s) threshold=%u..%u\n", m, tau,
-               lo[0], hi[0], c[3], lo[1], hi[1]);
-        llm_trace_row(tr, "bias8", 5, cells);
-        ok = ok && lo[1] == hi[1] && lo[1] * m == 256 - tau;
+        ratio = llm_text("%.4f", (double)hi[0] / lo[0]);
+        printf("8-bit m=%u threshold=%u modulo=%u..%u (ratio %s) threshold=%u..%u\n", m,
+               tau, lo[0], hi[0], ratio, lo[1], hi[1]);
+        llm_row(d, "bias8", llm_text("%u", m), llm_text("%u", tau),
+                llm_text("%u–%u", lo[0], hi[0]), ratio, llm_text("%u–%u", lo[1], hi[1]),
+                NULL);
+        llm_demo_check(d, lo[1] == hi[1] && lo[1] * m == 256 - tau,
+                       "with the threshold every 8-bit value is hit equally often");
     }
     llm_rng_seed(&plain, 21);
     llm_rng_seed(&fair, 21);
     for (i = 0; i < 60000; i++) {
         uint64_t j = 0;
         lower_mod += llm_rng_next_u64(&plain) % big < (UINT64_C(1) << 62);
-        ok = llm_demo_ok("ch21", llm_rng_below(&fair, big, &j, &err), &err) && ok;
+        if (!LLM_TRY(d, llm_rng_below(&fair, big, &j, &d->err)))
+            return;
         lower_fair += j < (UINT64_C(1) << 62);
     }
     llm_rng_seed(&count, 21);
@@ -277,27 +231,23 @@ static int threshold_against_modulo(llm_trace *tr)
         llm_rng_next_u64(&count);
         draws++;
     }
-    llm_fmt(c[0], sizeof c[0], lower_mod / 60000.0, 4);
-    llm_fmt(c[1], sizeof c[1], lower_fair / 60000.0, 4);
-    snprintf(c[2], sizeof c[2], "%zu", draws);
-    printf("m=3*2^62 lower third: modulo=%s threshold=%s (%s draws for 60000)\n",
-           c[0], c[1], c[2]);
-    llm_trace_value(tr, "lower_mod", c[0]);
-    llm_trace_value(tr, "lower_fair", c[1]);
-    llm_trace_value(tr, "fair_draws", c[2]);
+    printf("m=3*2^62 lower third: modulo=%s",
+           llm_put(d, "lower_mod", llm_num(lower_mod / 60000.0, 4)));
+    printf(" threshold=%s", llm_put(d, "lower_fair", llm_num(lower_fair / 60000.0, 4)));
+    printf(" (%s draws for 60000)\n", llm_put(d, "fair_draws", llm_text("%zu", draws)));
     for (i = 0; i < 6; i++) {
-        const char *cells[3] = {c[3], c[4], c[5]};
         uint64_t threshold = (UINT64_C(0) - bounds[i]) % bounds[i];
-        snprintf(c[3], sizeof c[3], "%llu", (unsigned long long)bounds[i]);
-        snprintf(c[4], sizeof c[4], "%llu", (unsigned long long)threshold);
-        snprintf(c[5], sizeof c[5], "%.6g", (double)threshold * 0x1.0p-64);
-        printf("bound=%s threshold=%s rejected=%s\n", c[3], c[4], c[5]);
-        llm_trace_row(tr, "thresholds", 3, cells);
+        const char *b = llm_text("%llu", (unsigned long long)bounds[i]);
+        const char *tau = llm_text("%llu", (unsigned long long)threshold);
+        const char *rejected = llm_text("%.6g", (double)threshold * 0x1.0p-64);
+        printf("bound=%s threshold=%s rejected=%s\n", b, tau, rejected);
+        llm_row(d, "thresholds", b, tau, rejected, NULL);
     }
-    return ok && lower_fair > 19000 && lower_fair < 21000;
+    llm_demo_check(d, lower_fair > 19000 && lower_fair < 21000,
+                   "with the threshold a third of the draws fall in the lower third");
 }
 /* The position of w in the unshuffled list. */
-static size_t position_of(const llm_window *windows, size_t n, llm_window w)
+static size_t position_of(llm_window w)
 {
     size_t i;
     for (i = 0; i < n; i++)
@@ -306,44 +256,43 @@ static size_t position_of(const llm_window *windows, size_t n, llm_window w)
     return n;
 }
 
-static int replay_and_coverage(llm_trace *tr, const llm_window *windows, size_t n)
+static void replay_and_coverage(llm_demo *d)
 {
     static unsigned orders[3125];                  /* 5^5 codes of 5 positions */
     unsigned first[5] = {0, 0, 0, 0, 0}, lo = 12000, hi = 0, seen = 0;
     llm_window a[8], b[8];
-    llm_error err;
-    char buf[256], c[2][32];
-    size_t i, code, p, hits[5];
+    size_t i, code, p, hits[6];                    /* hits[5]: not a window */
     uint64_t seed;
-    int ok = n == 5, replay, covered = 1;
-    if (!ok)
-        return 0;
+    int replay, covered = 1;
+
+    if (!llm_demo_check(d, n == 5, "the fixture has five windows"))
+        return;
     memcpy(a, windows, n * sizeof *a);
     memcpy(b, windows, n * sizeof *b);
-    ok = llm_demo_ok("ch21", llm_shuffle_windows(a, n, SEED, &err), &err)
-         && llm_demo_ok("ch21", llm_shuffle_windows(b, n, SEED, &err), &err);
+    if (!(LLM_TRY(d, llm_shuffle_windows(a, n, SEED, &d->err))
+          && LLM_TRY(d, llm_shuffle_windows(b, n, SEED, &d->err))))
+        return;
     replay = memcmp(a, b, n * sizeof *a) == 0;
-    printf("seed=%d again: %s\n", SEED, replay ? "bit-identical" : "different");
-    llm_trace_value(tr, "replay", replay ? "bit-identical" : "different");
+    printf("seed=%d again: %s\n", SEED,
+           llm_put(d, "replay", replay ? "bit-identical" : "different"));
     memcpy(b, windows, n * sizeof *b);
-    ok = llm_demo_ok("ch21", llm_shuffle_windows(b, n, SEED + 1, &err), &err) && ok;
-    printf("seed=%d order=%s\n", SEED + 1, order_text(buf, sizeof buf, b, n));
-    llm_trace_value(tr, "other_order", buf);
-    for (seed = 0; ok && seed < 12000; seed++) {
+    if (!LLM_TRY(d, llm_shuffle_windows(b, n, SEED + 1, &d->err)))
+        return;
+    printf("seed=%d order=%s\n", SEED + 1, llm_put(d, "other_order", order_text(b, n)));
+    for (seed = 0; seed < 12000; seed++) {
         memcpy(a, windows, n * sizeof *a);
-        ok = llm_demo_ok("ch21", llm_shuffle_windows(a, n, seed, &err), &err);
+        if (!LLM_TRY(d, llm_shuffle_windows(a, n, seed, &d->err)))
+            return;
         memset(hits, 0, sizeof hits);
         for (i = 0, code = 0; i < n; i++) {
-            p = position_of(windows, n, a[i]);
-            covered = covered && p < n;
-            if (p < n)
-                hits[p]++;
-            code = code * 5 + (p < n ? p : 0);
+            p = position_of(a[i]);
+            hits[p]++;
+            code = code * 5 + p % 5;
         }
-        for (i = 0; i < n; i++)
+        for (i = 0; i < n; i++)          /* n windows, each once: no stranger */
             covered = covered && hits[i] == 1;
         orders[code]++;
-        first[position_of(windows, n, a[0]) % 5]++;
+        first[position_of(a[0]) % 5]++;
     }
     for (code = 0; code < 3125; code++)
         if (orders[code] > 0) {
@@ -351,103 +300,79 @@ static int replay_and_coverage(llm_trace *tr, const llm_window *windows, size_t 
             lo = orders[code] < lo ? orders[code] : lo;
             hi = orders[code] > hi ? orders[code] : hi;
         }
-    for (i = 0; i < n; i++) {
-        const char *cells[2] = {c[0], c[1]};
-        window_name(c[0], sizeof c[0], windows[i]);
-        snprintf(c[1], sizeof c[1], "%u", first[i]);
-        llm_trace_row(tr, "first", 2, cells);
-    }
-    printf("seeds 0..11999: every window once=%s orders seen=%u each %u..%u times\n",
-           covered ? "yes" : "no", seen, lo, hi);
+    for (i = 0; i < n; i++)
+        llm_row(d, "first", name_of(windows[i]), llm_text("%u", first[i]), NULL);
+    printf("seeds 0..11999: every window once=%s",
+           llm_put(d, "covered", llm_yes(covered)));
+    printf(" orders seen=%s", llm_put(d, "orders_seen", llm_text("%u", seen)));
+    printf(" each %s", llm_put(d, "orders_min", llm_text("%u", lo)));
+    printf("..%s times\n", llm_put(d, "orders_max", llm_text("%u", hi)));
     printf("first window counts=[%u, %u, %u, %u, %u]\n", first[0], first[1], first[2],
            first[3], first[4]);
-    llm_trace_value(tr, "covered", covered ? "yes" : "no");
-    snprintf(buf, sizeof buf, "%u", seen);
-    llm_trace_value(tr, "orders_seen", buf);
-    snprintf(buf, sizeof buf, "%u", lo);
-    llm_trace_value(tr, "orders_min", buf);
-    snprintf(buf, sizeof buf, "%u", hi);
-    llm_trace_value(tr, "orders_max", buf);
-    return ok && replay && covered && seen == 120;
+    llm_demo_check(d, replay, "the same seed gives the same order");
+    llm_demo_check(d, covered, "every shuffle holds every window once");
+    llm_demo_check(d, seen == 120, "all 120 orders come up");
 }
-static int refusals(llm_trace *tr, const llm_window *order, size_t n)
+static void refusals(llm_demo *d)
 {
     static const llm_window past_end[2] = {{0, 0}, {1, 2}}, no_doc[1] = {{2, 0}};
-    size_t inputs[BATCH * T], targets[BATCH * T], first = 99, count = 99, nb = 99, i;
+    size_t in[BATCH * T], tg[BATCH * T], first = 99, count = 99, nb = 99, i;
     llm_loss_sum acc = {7.875, 10}, full = {DBL_MAX, 1}, many = {0.0, SIZE_MAX};
     const llm_loss_sum hollow = {1.0, 0}, none = {0.0, 0};
+    llm_error *e = &d->err;
     llm_rng rng;
     uint64_t j = 99;
     double mean = -1.0;
-    llm_error err;
     int same = 1;
+
     for (i = 0; i < BATCH * T; i++)
-        inputs[i] = targets[i] = SIZE_MAX;
+        in[i] = tg[i] = SIZE_MAX;
     llm_rng_seed(&rng, SEED);
-    llm_demo_refusal_cells(tr, "bm", "a draw below 0", llm_rng_below(&rng, 0, &j, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "shuffle a NULL list of 5",
-                           llm_shuffle_windows(NULL, 5, SEED, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "count batches of 0",
-                           llm_batch_count(n, 0, &nb, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "batch 2 of 5 windows in 3s",
-                           llm_batch_span(n, BATCH, 2, &first, &count, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "window b@2, past the end of b",
-                           llm_batch_tokens(docs, 2, past_end, 2, 0, 2, T, inputs, targets,
-                                            &err), &err);
-    llm_trace_value(tr, "fit_message", err.message);
-    llm_demo_refusal_cells(tr, "bm", "a window in document 2 of 2",
-                           llm_batch_tokens(docs, 2, no_doc, 1, 0, 1, T, inputs, targets,
-                                            &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "3 windows from position 3 of 5",
-                           llm_batch_tokens(docs, 2, order, n, 3, 3, T, inputs, targets, &err),
-                           &err);
-    llm_demo_refusal_cells(tr, "bm", "a batch of 0 windows",
-                           llm_batch_tokens(docs, 2, order, n, 0, 0, T, inputs, targets, &err),
-                           &err);
-    llm_demo_refusal_cells(tr, "bm", "T = 0", llm_batch_tokens(docs, 2, order, n, 0, 3, 0,
-                                                               inputs, targets, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "2 windows of T = SIZE_MAX",
-                           llm_batch_tokens(docs, 2, order, n, 0, 2, SIZE_MAX, inputs, targets,
-                                            &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "add 0 tokens", llm_loss_add(&acc, 0.0, 0, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "add a NaN loss", llm_loss_add(&acc, NAN, 2, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "add an infinite loss",
-                           llm_loss_add(&acc, HUGE_VAL, 2, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "add DBL_MAX to DBL_MAX",
-                           llm_loss_add(&full, DBL_MAX, 1, &err), &err);
-    llm_trace_value(tr, "overflow_message", err.message);
-    llm_demo_refusal_cells(tr, "bm", "add 1 token to SIZE_MAX",
-                           llm_loss_add(&many, 0.5, 1, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "merge a part of sum 1 and no tokens",
-                           llm_loss_merge(&acc, &hollow, &err), &err);
-    llm_demo_refusal_cells(tr, "bm", "the mean of no tokens",
-                           llm_loss_mean(&none, &mean, &err), &err);
+    refuse(d, "a draw below 0", llm_rng_below(&rng, 0, &j, e));
+    refuse(d, "shuffle a NULL list of 5", llm_shuffle_windows(NULL, 5, SEED, e));
+    refuse(d, "count batches of 0", llm_batch_count(n, 0, &nb, e));
+    refuse(d, "batch 2 of 5 windows in 3s",
+           llm_batch_span(n, BATCH, 2, &first, &count, e));
+    refuse(d, "window b@2, past the end of b",
+           llm_batch_tokens(docs, 2, past_end, 2, 0, 2, T, in, tg, e));
+    llm_put(d, "fit_message", e->message);
+    refuse(d, "a window in document 2 of 2",
+           llm_batch_tokens(docs, 2, no_doc, 1, 0, 1, T, in, tg, e));
+    refuse(d, "3 windows from position 3 of 5",
+           llm_batch_tokens(docs, 2, order, n, 3, 3, T, in, tg, e));
+    refuse(d, "a batch of 0 windows",
+           llm_batch_tokens(docs, 2, order, n, 0, 0, T, in, tg, e));
+    refuse(d, "T = 0", llm_batch_tokens(docs, 2, order, n, 0, 3, 0, in, tg, e));
+    refuse(d, "2 windows of T = SIZE_MAX",
+           llm_batch_tokens(docs, 2, order, n, 0, 2, SIZE_MAX, in, tg, e));
+    refuse(d, "add 0 tokens", llm_loss_add(&acc, 0.0, 0, e));
+    refuse(d, "add a NaN loss", llm_loss_add(&acc, NAN, 2, e));
+    refuse(d, "add an infinite loss", llm_loss_add(&acc, HUGE_VAL, 2, e));
+    refuse(d, "add DBL_MAX to DBL_MAX", llm_loss_add(&full, DBL_MAX, 1, e));
+    llm_put(d, "overflow_message", e->message);
+    refuse(d, "add 1 token to SIZE_MAX", llm_loss_add(&many, 0.5, 1, e));
+    refuse(d, "merge a part of sum 1 and no tokens", llm_loss_merge(&acc, &hollow, e));
+    refuse(d, "the mean of no tokens", llm_loss_mean(&none, &mean, e));
     for (i = 0; i < BATCH * T; i++)
-        same = same && inputs[i] == SIZE_MAX && targets[i] == SIZE_MAX;
+        same = same && in[i] == SIZE_MAX && tg[i] == SIZE_MAX;
     same = same && first == 99 && count == 99 && nb == 99 && j == 99 && mean == -1.0
            && rng.state == SEED && acc.sum == 7.875 && acc.tokens == 10
            && full.sum == DBL_MAX && full.tokens == 1 && many.sum == 0.0
            && many.tokens == SIZE_MAX;
-    printf("unchanged after refusals=%s\n", same ? "yes" : "no");
-    llm_trace_value(tr, "unchanged", same ? "yes" : "no");
-    return same;
+    printf("unchanged after refusals=%s\n", llm_put(d, "unchanged", llm_yes(same)));
+    llm_demo_check(d, same, "no refused call wrote an output or an accumulator");
 }
 
 int main(int argc, char **argv)
 {
-    llm_trace tr;
-    llm_window windows[8], order[8];
-    size_t n;
-    int ok = 1;
-    int status = llm_demo_start(argc, argv, "ch21-mini-batches", &tr);
-    if (status != 0)
-        return status;
-    printf("chapter=21 mini-batches\n");
-    n = list_windows(&tr, windows);
-    ok = shuffle_walk(&tr, windows, n, order) && ok;
-    ok = batches(&tr, order, n) && ok;
-    ok = threshold_against_modulo(&tr) && ok;
-    ok = replay_and_coverage(&tr, windows, n) && ok;
-    ok = refusals(&tr, order, n) && ok;
-    return llm_demo_finish(&tr, ok);
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, "ch21-mini-batches") != 0)
+        return 2;
+    llm_demo_run(&d, list_windows);
+    llm_demo_run(&d, shuffle_walk);
+    llm_demo_run(&d, batches);
+    llm_demo_run(&d, threshold_against_modulo);
+    llm_demo_run(&d, replay_and_coverage);
+    llm_demo_run(&d, refusals);
+    return llm_demo_end(&d);
 }
