@@ -103,16 +103,21 @@ $(B)/san/libllm-evidence.a: $(EVID_SAN)
 
 lib: $(B)/libllm.a $(B)/libllm-evidence.a
 
-# No source of the library includes the demo layer's header, and the
-# archive defines none of its functions.
-check-layers: $(B)/libllm.a
+# No source of the library includes a header of the demo layer, and the
+# library's archive defines none of the names the demo layer's archive does.
+DEMO_HEADERS := evidence.h probe.h
+check-layers: $(B)/libllm.a $(B)/libllm-evidence.a
 	@status=0; \
-	for f in $$(grep -l '"llm/evidence.h"' tangled/src/*.c tangled/include/llm/*.h); do \
-	  [ "$$f" = tangled/include/llm/evidence.h ] && continue; \
-	  echo "layers: $$f includes llm/evidence.h; the library must not depend on the demo layer"; \
-	  status=1; \
+	for h in $(DEMO_HEADERS); do \
+	  for f in $$(grep -l "\"llm/$$h\"" tangled/src/*.c tangled/src/*.h tangled/include/llm/*.h); do \
+	    case " $(DEMO_HEADERS) " in *" $${f##*/} "*) continue ;; esac; \
+	    echo "layers: $$f includes llm/$$h; the library must not depend on the demo layer"; \
+	    status=1; \
+	  done; \
 	done; \
-	leaked=$$(nm -g --defined-only $(B)/libllm.a | awk '$$3 ~ /^llm_(demo|trace)_|^llm_fmt(_list)?$$/ { print $$3 }'); \
+	leaked=$$( { nm -g --defined-only $(B)/libllm-evidence.a | awk 'NF == 3 { print "E", $$3 }'; \
+	             nm -g --defined-only $(B)/libllm.a | awk 'NF == 3 { print "L", $$3 }'; } | \
+	           awk '$$1 == "E" { e[$$2] = 1 } $$1 == "L" && ($$2 in e) { print $$2 }'); \
 	if [ -n "$$leaked" ]; then echo "layers: libllm.a defines demo-layer functions:" $$leaked; status=1; fi; \
 	exit $$status
 
