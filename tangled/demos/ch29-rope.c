@@ -7,340 +7,217 @@
 #include "llm/attention.h"
 #include "llm/evidence.h"
 #include "llm/gradcheck.h"
+#include "llm/probe.h"
 
-static const double fix_row[4] = {1, 0, 1, 0};
+static const double fix_x[24] = {1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0,  /* [1, 0, 1, 0] */
+                                 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0}; /* six times */
+static const size_t positions[6] = {0, 1, 2, 3, 4, 5};
+static llm_rope *rope;                 /* d = 4, b = 100, capacity 8, adjacent */
 
-/* y = the T rows x (width 4) rotated at positions pos. */
-static llm_status rotate(const llm_rope *rope, const double *x, size_t T, const size_t *pos,
-                         double *y, llm_error *err)
+static void release_rope(void *r)
 {
-    size_t shape[2];
-    llm_tensor xt, yt;
-    llm_status st;
-    shape[0] = T;
-    shape[1] = 4;
-    st = llm_tensor_from(&xt, 2, shape, x, 4 * T, err);
-    if (st != LLM_OK)
-        return st;
-    st = llm_rope_apply(rope, &xt, pos, T, &yt, err);
-    llm_tensor_free(&xt);
-    if (st != LLM_OK)
-        return st;
-    memcpy(y, yt.data + yt.offset, 4 * T * sizeof *y);
-    llm_tensor_free(&yt);
-    return LLM_OK;
+    llm_rope_free(r);
 }
 
-/* The fixture row at positions start .. start+2: rows [3, 4], grid [3, 3]. */
-static llm_status dot_grid(const llm_rope *rope, size_t start, double rows[12],
-                           double grid[9], llm_error *err)
+/* y = the T rows x (width 4) rotated by r at positions pos. */
+static int rotate(llm_demo *d, const llm_rope *r, const double *x, size_t T,
+                  const size_t *pos, double *y)
 {
-    double x[12];
-    size_t pos[3], i, j, k;
-    llm_status st;
-    for (i = 0; i < 3; i++) {
-        memcpy(x + 4 * i, fix_row, sizeof fix_row);
-        pos[i] = start + i;
+    const size_t shape[2] = {T, 4};
+    llm_tensor *xt = llm_own_tensor(d), *yt = llm_own_tensor(d);
+    if (LLM_TRY(d, llm_tensor_from(xt, 2, shape, x, 4 * T, &d->err))
+        && LLM_TRY(d, llm_rope_apply(r, xt, pos, T, yt, &d->err)))
+        memcpy(y, yt->data + yt->offset, 4 * T * sizeof *y);
+    return d->ok;
+}
+
+static llm_status refused[8];            /* the codes of the refusals, in order */
+static size_t nrefused;
+
+static void refuse(llm_demo *d, const char *what, llm_status st)
+{
+    llm_refuse(d, what, st);
+    refused[nrefused++] = st;
+}
+static void frequencies(llm_demo *d)
+{
+    printf("head_dim=4 base=100 capacity=8 pairing=adjacent inv_freq=%s\n",
+           llm_put(d, "inv_freq", llm_trims(rope->inv_freq, 2, 6)));
+    llm_demo_check(d, rope->inv_freq[0] == 1.0 && fabs(rope->inv_freq[1] - 0.1) < 1e-15,
+                   "the frequencies are 1 and 0.1");
+}
+static void dot_grids(llm_demo *d)
+{
+    double rows[24], grid[18], *grid3 = grid + 9, diff = 0.0;
+    const double *r;
+    const char *norms, *norm;
+    size_t i, k;
+    int norms_same = 1;
+
+    if (!rotate(d, rope, fix_x, 6, positions, rows))
+        return;
+    for (i = 0; i < 18; i++)               /* rows 0..2 with 0..2, 3..5 with 3..5 */
+        for (grid[i] = 0.0, k = 0; k < 4; k++)
+            grid[i] += rows[4 * (i / 3) + k] * rows[4 * (i / 9 * 3 + i % 3) + k];
+    for (i = 0, r = rows; i < 3; i++, r += 4) {
+        norm = llm_num(sqrt(grid[4 * i]), 6);     /* the root of a diagonal entry */
+        llm_row(d, "rot", llm_text("%zu", i), llm_num(r[0], 6), llm_num(r[1], 6),
+                llm_num(r[2], 6), llm_num(r[3], 6), norm, NULL);
+        printf("position %zu rotated=%s norm=%s\n", i, llm_nums(r, 4, 6), norm);
+        llm_row(d, "grid", llm_text("$m = %zu$", i), llm_num(grid[3 * i], 6),
+                llm_num(grid[3 * i + 1], 6), llm_num(grid[3 * i + 2], 6), NULL);
     }
-    if ((st = rotate(rope, x, 3, pos, rows, err)) != LLM_OK)
-        return st;
+    printf("grid=%s\n", llm_put(d, "grid", llm_rows(grid, 3, 3, 6)));
+    llm_put(d, "g01", llm_num(grid[1], 6));
+    llm_put(d, "g02", llm_num(grid[2], 6));
+    norms = llm_num(sqrt(grid[0]), 6);
+    for (i = 0; i < 9; i++)
+        diff = fmax(diff, fabs(grid3[i] - grid[i]));
     for (i = 0; i < 3; i++)
-        for (j = 0; j < 3; j++) {
-            double sum = 0.0;
-            for (k = 0; k < 4; k++)
-                sum += rows[4 * i + k] * rows[4 * j + k];
-            grid[3 * i + j] = sum;
-        }
-    return LLM_OK;
+        norms_same = norms_same && strcmp(norms, llm_num(sqrt(grid[4 * i]), 6)) == 0
+                     && strcmp(norms, llm_num(sqrt(grid3[4 * i]), 6)) == 0;
+    printf("shift=3 grid=%s\nshift=3 largest_change=%s", llm_rows(grid3, 3, 3, 6),
+           llm_put(d, "shift_diff", llm_text("%.1e", diff)));
+    printf(" norms=%s all_equal=%s\n", llm_put(d, "norms", norms), llm_yes(norms_same));
+    llm_demo_check(d, diff < 1e-12, "the grid three positions later is the same grid");
+    llm_demo_check(d, norms_same && strcmp(norms, "1.414214") == 0,
+                   "all six rotated rows have the length sqrt 2");
 }
-static const double fix_q[12] = {0.5, -1, 0.25, 2, 1, 0.5, -0.5, 1, -1, 0.75, 1.5, -0.25};
+static void pairings(llm_demo *d)
+{
+    static const double x[8] = {0.3, -1.2, 2.5, 0.7, 1, 2, 3, 4};   /* positions 0, 1 */
+    llm_rope *half = llm_own(d, sizeof *half, release_rope);
+    double ya[8], yh[8];                                     /* adjacent, rotate-half */
+    int identity, differ;
+
+    if (!(LLM_TRY(d, llm_rope_init(half, 4, 100.0, 8, LLM_ROPE_HALF, &d->err))
+          && rotate(d, rope, x, 2, positions, ya)
+          && rotate(d, half, x, 2, positions, yh)))
+        return;
+    identity = memcmp(ya, x, 4 * sizeof *x) == 0 && memcmp(yh, x, 4 * sizeof *x) == 0;
+    differ = memcmp(ya + 4, yh + 4, 4 * sizeof *ya) != 0;
+    printf("position 0 x=%s bit-identical=%s\nx=%s at position 1\n", llm_trims(x, 4, 6),
+           llm_put(d, "identity", llm_yes(identity)), llm_trims(x + 4, 4, 6));
+    printf("  adjacent=%s\n", llm_put(d, "pair_adjacent", llm_nums(ya + 4, 4, 6)));
+    printf("  half=%s\n", llm_put(d, "pair_half", llm_nums(yh + 4, 4, 6)));
+    printf("  pairings differ=%s\n", llm_put(d, "pair_differ", llm_yes(differ)));
+    llm_demo_check(d, identity, "position 0 returns its row bit for bit");
+    llm_demo_check(d, differ, "the two pairings turn the row differently");
+}
+static const double fix_q[12] = {0.5, -1, 0.25, 2, 1, 0.5, -0.5, 1,
+                                 -1, 0.75, 1.5, -0.25};
 static const double fix_k[12] = {1, 0, 1, 0, 0.2, -0.4, 0.6, 1, -0.5, 1, 0.3, 0.8};
 static const double fix_w[9] = {1, -0.5, 0.25, 0.5, 2, -1, 0.75, -0.25, 1.5};
+static double rotated_q[12];           /* rope(Q) of the last run */
 
-typedef struct probe {
-    const llm_rope *rope;
-    llm_tensor *q, *k;        /* [3, 4] each, perturbed in place by the check */
-} probe;
-
-/* L = sum W_ij (R q_i . R k_j), positions 2..4, on a fresh tape; when dq
-   and dk are not NULL, backward too, and qrot receives the rotated Q. */
-static llm_status probe_run(const probe *p, double *loss, llm_tensor *dq, llm_tensor *dk,
-                            double *qrot, llm_error *err)
+/* S = rope(q) rope(k)^T at positions 2..4, k the list's parameter 0. */
+static llm_status scores(const void *layer, llm_params *ps, llm_tape *tape, llm_var q,
+                         llm_var *s, llm_error *err)
 {
-    const size_t wshape[2] = {3, 3};
-    llm_tape tape;
-    llm_tensor wt;
-    llm_var qv, kv, qr, kr, s, w, sw, l;
+    llm_var k, qr, kr;
     const llm_tensor *v;
-    llm_status st = llm_tensor_from(&wt, 2, wshape, fix_w, 9, err);
-    if (st != LLM_OK)
-        return st;
-    st = llm_tape_init(&tape, 16, err);
-    if (st == LLM_OK) {
-        st = llm_tape_leaf(&tape, p->q, dq, &qv, err);
-        if (st == LLM_OK)
-            st = llm_tape_leaf(&tape, p->k, dk, &kv, err);
-        if (st == LLM_OK)
-            st = llm_tape_rope(&tape, p->rope, qv, 2, &qr, err);
-        if (st == LLM_OK)
-            st = llm_tape_rope(&tape, p->rope, kv, 2, &kr, err);
-        if (st == LLM_OK)
-            st = llm_tape_matmul(&tape, qr, kr, 0, 1, &s, err);
-        if (st == LLM_OK)
-            st = llm_tape_constant(&tape, &wt, &w, err);
-        if (st == LLM_OK)
-            st = llm_tape_mul(&tape, s, w, &sw, err);
-        if (st == LLM_OK)
-            st = llm_tape_sum_all(&tape, sw, &l, err);
-        if (st == LLM_OK && qrot != NULL && (st = llm_tape_value(&tape, qr, &v, err)) == LLM_OK)
-            memcpy(qrot, v->data + v->offset, 12 * sizeof *qrot);
-        if (st == LLM_OK && (st = llm_tape_value(&tape, l, &v, err)) == LLM_OK)
-            *loss = v->data[v->offset];
-        if (st == LLM_OK && dq != NULL)
-            st = llm_tape_backward(&tape, l, NULL, 0, err);
-        llm_tape_free(&tape);
-    }
-    llm_tensor_free(&wt);
-    return st;
+    llm_status st = llm_param_leaf(tape, ps, 0, &k, err);
+    if (st == LLM_OK
+        && (st = llm_tape_rope(tape, layer, q, 2, &qr, err)) == LLM_OK
+        && (st = llm_tape_rope(tape, layer, k, 2, &kr, err)) == LLM_OK
+        && (st = llm_tape_value(tape, qr, &v, err)) == LLM_OK)
+        memcpy(rotated_q, v->data + v->offset, sizeof rotated_q);
+    return st == LLM_OK ? llm_tape_matmul(tape, qr, kr, 0, 1, s, err) : st;
 }
-
-static llm_status probe_loss(void *ctx, const llm_tensor *theta, double *value,
-                             llm_error *err)
+static void gradients(llm_demo *d)
 {
-    (void)theta;
-    return probe_run(ctx, value, NULL, NULL, NULL, err);
+    static const size_t coords[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    static const size_t shape[2] = {3, 4};
+    llm_tensor *q = llm_own_tensor(d);
+    llm_params *ps = llm_own_params(d);
+    llm_probe p;
+    double s[9], dq[12], qref[12], loss = 0.0, worst[2] = {0};
+    size_t t, failures[2] = {0};
+    int same;
+
+    if (!(LLM_TRY(d, llm_tensor_from(q, 2, shape, fix_q, 12, &d->err))
+          && LLM_TRY(d, llm_params_add_const(ps, "k", 2, shape, 0.0, 0, &d->err))))
+        return;
+    memcpy(ps->items[0].value.data, fix_k, sizeof fix_k);
+    p = (llm_probe){scores, rope, ps, 2, shape, q->data, fix_w};
+    if (!(LLM_TRY(d, llm_probe_run(&p, s, 9, NULL, NULL, dq, &d->err))
+          && rotate(d, rope, fix_q, 3, positions + 2, qref)
+          && LLM_TRY(d, llm_probe_loss(&p, q, &loss, &d->err))))
+        return;
+    same = memcmp(rotated_q, qref, sizeof qref) == 0;
+    printf("tape loss=%s rope(Q) as llm_rope_apply=%s\n", llm_num(loss, 6),
+           same ? "bit-identical" : "different");
+    llm_put(d, "tape_same", llm_yes(same));
+    for (t = 0; t < 2; t++) {
+        llm_tensor *theta = t == 0 ? q : &ps->items[0].value;
+        const double *analytic = t == 0 ? dq : ps->items[0].grad.data;
+        if (!LLM_TRY(d, llm_gradient_check(llm_probe_loss, &p, theta, analytic, coords,
+                                           12, 1e-6, 4e-6, &worst[t], &failures[t],
+                                           &d->err)))
+            return;
+        llm_row(d, "grads", t == 0 ? "$Q$" : "$K$", "12", llm_text("%.1e", worst[t]),
+                failures[t] == 0 ? "pass" : "fail", NULL);
+        printf("gradcheck %c coordinates=12 worst=%s verdict=%s\n", "QK"[t],
+               llm_text("%.1e", worst[t]), failures[t] == 0 ? "pass" : "fail");
+        printf("  analytic=%s\n", llm_nums(analytic, 4, 6));
+    }
+    llm_put(d, "grad_worst", llm_text("%.1e", fmax(worst[0], worst[1])));
+    llm_put(d, "grad_verdict", failures[0] + failures[1] == 0 ? "pass" : "fail");
+    llm_demo_check(d, same, "the tape rotates Q as llm_rope_apply does");
+    llm_demo_check(d, failures[0] + failures[1] == 0, "every coordinate agrees");
+}
+static void refusals(llm_demo *d)
+{
+    static const size_t s34[2] = {3, 4}, s16[2] = {1, 6}, s4[1] = {4};
+    static const llm_status want[7] = {LLM_ERR_ARGUMENT, LLM_ERR_ARGUMENT,
+                                       LLM_ERR_INDEX, LLM_ERR_SHAPE, LLM_ERR_RANK,
+                                       LLM_ERR_SHAPE, LLM_ERR_INDEX};
+    const size_t far[3] = {0, 8, 1}, two[2] = {0, 1};
+    llm_tensor *x = llm_own_tensor(d), *xw = llm_own_tensor(d), *xv = llm_own_tensor(d);
+    llm_tape *tape = llm_own_tape(d);
+    llm_error *e = &d->err;
+    struct { llm_rope bad; llm_tensor out; llm_var y; } o, kept;   /* never written */
+    llm_var v;
+    size_t count;
+    int untouched;
+
+    memset(&o, 0x5a, sizeof o);
+    memcpy(&kept, &o, sizeof o);
+    if (!(LLM_TRY(d, llm_tensor_from(x, 2, s34, fix_q, 12, e))
+          && LLM_TRY(d, llm_tensor_from(xw, 2, s16, fix_q, 6, e))
+          && LLM_TRY(d, llm_tensor_from(xv, 1, s4, fix_x, 4, e))
+          && LLM_TRY(d, llm_tape_init(tape, 4, e))
+          && LLM_TRY(d, llm_tape_leaf(tape, x, NULL, &v, e))))
+        return;
+    count = tape->count;
+    refuse(d, "head width 3", llm_rope_init(&o.bad, 3, 100.0, 8, LLM_ROPE_ADJACENT, e));
+    refuse(d, "base 0", llm_rope_init(&o.bad, 4, 0.0, 8, LLM_ROPE_ADJACENT, e));
+    refuse(d, "position 8, capacity 8", llm_rope_apply(rope, x, far, 3, &o.out, e));
+    llm_put(d, "index_message", d->err.message);
+    refuse(d, "a row of width 6", llm_rope_apply(rope, xw, two, 1, &o.out, e));
+    refuse(d, "x of shape [4]", llm_rope_apply(rope, xv, two, 1, &o.out, e));
+    refuse(d, "2 positions for 3 rows", llm_rope_apply(rope, x, two, 2, &o.out, e));
+    refuse(d, "tape: 3 rows from position 6", llm_tape_rope(tape, rope, v, 6, &o.y, e));
+    llm_put(d, "tape_message", d->err.message);
+    untouched = memcmp(&o, &kept, sizeof o) == 0 && tape->count == count;
+    printf("outputs, table and tape untouched=%s\n",
+           llm_put(d, "untouched", llm_yes(untouched)));
+    llm_demo_check(d, untouched, "the refusals left outputs, table and tape untouched");
+    llm_demo_check(d, nrefused == 7 && memcmp(refused, want, sizeof want) == 0,
+                   "each refusal carries its code");
 }
 
 int main(int argc, char **argv)
 {
-    llm_trace tr;
-    llm_rope rope;
-    llm_error err;
-    int ok = 1;
-    int status = llm_demo_start(argc, argv, "ch29-rope", &tr);
-    if (status != 0)
-        return status;
-    printf("chapter=29 rope\n");
-    if (!llm_demo_ok("ch29", llm_rope_init(&rope, 4, 100.0, 8, LLM_ROPE_ADJACENT, &err), &err))
-        return llm_demo_finish(&tr, 0);
-    {
-        char a[32], b[32], buf[96];
-        snprintf(buf, sizeof buf, "[%s, %s]", llm_fmt_trim(a, sizeof a, rope.inv_freq[0], 6),
-                 llm_fmt_trim(b, sizeof b, rope.inv_freq[1], 6));
-        printf("head_dim=4 base=100 capacity=8 pairing=adjacent inv_freq=%s\n", buf);
-        llm_trace_value(&tr, "inv_freq", buf);
-        ok = ok && rope.inv_freq[0] == 1.0 && fabs(rope.inv_freq[1] - 0.1) < 1e-15;
-    }
-    {
-        double rows[12], grid[9], rows3[12], grid3[9], diff = 0.0, norm;
-        size_t i, k, used = 0;
-        char c[6][48], buf[256], one[128], norms[64] = "";
-        const char *cells[6] = {c[0], c[1], c[2], c[3], c[4], c[5]};
-        char g[4][48];
-        const char *gcells[4] = {g[0], g[1], g[2], g[3]};
-        int norms_same = 1;
-
-        ok = ok && llm_demo_ok("ch29", dot_grid(&rope, 0, rows, grid, &err), &err)
-                && llm_demo_ok("ch29", dot_grid(&rope, 3, rows3, grid3, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        for (i = 0; i < 3; i++) {
-            norm = sqrt(rows[4 * i] * rows[4 * i] + rows[4 * i + 1] * rows[4 * i + 1]
-                        + rows[4 * i + 2] * rows[4 * i + 2] + rows[4 * i + 3] * rows[4 * i + 3]);
-            snprintf(c[0], sizeof c[0], "%zu", i);
-            for (k = 0; k < 4; k++)
-                llm_fmt(c[1 + k], sizeof c[1 + k], rows[4 * i + k], 6);
-            llm_fmt(c[5], sizeof c[5], norm, 6);
-            llm_trace_row(&tr, "rot", 6, cells);
-            printf("position %zu rotated=%s norm=%s\n", i,
-                   llm_fmt_list(one, sizeof one, rows + 4 * i, 4, 6), c[5]);
-            if (i == 0)
-                snprintf(norms, sizeof norms, "%s", c[5]);
-            norms_same = norms_same && strcmp(norms, c[5]) == 0;
-            snprintf(g[0], sizeof g[0], "$m = %zu$", i);
-            for (k = 0; k < 3; k++)
-                llm_fmt(g[1 + k], sizeof g[1 + k], grid[3 * i + k], 6);
-            llm_trace_row(&tr, "grid", 4, gcells);
-        }
-        used += (size_t)snprintf(buf, sizeof buf, "[");
-        for (i = 0; i < 3; i++)
-            used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", i ? ", " : "",
-                                     llm_fmt_list(one, sizeof one, grid + 3 * i, 3, 6));
-        snprintf(buf + used, sizeof buf - used, "]");
-        printf("grid=%s\n", buf);
-        llm_trace_value(&tr, "grid", buf);
-        llm_trace_value(&tr, "g01", llm_fmt(one, sizeof one, grid[1], 6));
-        llm_trace_value(&tr, "g02", llm_fmt(one, sizeof one, grid[2], 6));
-        for (i = 0; i < 9; i++)
-            if (fabs(grid3[i] - grid[i]) > diff)
-                diff = fabs(grid3[i] - grid[i]);
-        for (i = 0; i < 3; i++) {
-            norm = sqrt(rows3[4 * i] * rows3[4 * i] + rows3[4 * i + 1] * rows3[4 * i + 1]
-                        + rows3[4 * i + 2] * rows3[4 * i + 2] + rows3[4 * i + 3] * rows3[4 * i + 3]);
-            norms_same = norms_same && strcmp(norms, llm_fmt(one, sizeof one, norm, 6)) == 0;
-        }
-        used = 0;
-        used += (size_t)snprintf(buf, sizeof buf, "[");
-        for (i = 0; i < 3; i++)
-            used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", i ? ", " : "",
-                                     llm_fmt_list(one, sizeof one, grid3 + 3 * i, 3, 6));
-        snprintf(buf + used, sizeof buf - used, "]");
-        printf("shift=3 grid=%s\n", buf);
-        snprintf(one, sizeof one, "%.1e", diff);
-        printf("shift=3 largest_change=%s norms=%s all_equal=%s\n", one, norms,
-               norms_same ? "yes" : "no");
-        llm_trace_value(&tr, "shift_diff", one);
-        llm_trace_value(&tr, "norms", norms);
-        ok = ok && diff < 1e-12 && norms_same && strcmp(norms, "1.414214") == 0;
-    }
-    {
-        static const double probe_row[4] = {0.3, -1.2, 2.5, 0.7}, mixed[4] = {1, 2, 3, 4};
-        const size_t zero = 0, one_pos = 1;
-        llm_rope half;
-        double y0a[4], y0h[4], ya[4], yh[4];
-        int identity, differ;
-        char buf[128];
-
-        ok = ok && llm_demo_ok("ch29",
-                               llm_rope_init(&half, 4, 100.0, 8, LLM_ROPE_HALF, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        ok = llm_demo_ok("ch29", rotate(&rope, probe_row, 1, &zero, y0a, &err), &err)
-             && llm_demo_ok("ch29", rotate(&half, probe_row, 1, &zero, y0h, &err), &err)
-             && llm_demo_ok("ch29", rotate(&rope, mixed, 1, &one_pos, ya, &err), &err)
-             && llm_demo_ok("ch29", rotate(&half, mixed, 1, &one_pos, yh, &err), &err);
-        identity = memcmp(y0a, probe_row, sizeof y0a) == 0 && memcmp(y0h, probe_row, sizeof y0h) == 0;
-        differ = memcmp(ya, yh, sizeof ya) != 0;
-        printf("position 0 x=[0.3, -1.2, 2.5, 0.7] bit-identical=%s\n", identity ? "yes" : "no");
-        llm_trace_value(&tr, "identity", identity ? "yes" : "no");
-        printf("x=[1, 2, 3, 4] at position 1\n");
-        printf("  adjacent=%s\n", llm_fmt_list(buf, sizeof buf, ya, 4, 6));
-        llm_trace_value(&tr, "pair_adjacent", buf);
-        printf("  half=%s\n", llm_fmt_list(buf, sizeof buf, yh, 4, 6));
-        llm_trace_value(&tr, "pair_half", buf);
-        printf("  pairings differ=%s\n", differ ? "yes" : "no");
-        llm_trace_value(&tr, "pair_differ", differ ? "yes" : "no");
-        ok = ok && identity && differ;
-        llm_rope_free(&half);
-    }
-    {
-        static const size_t coords[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-        static const size_t shape[2] = {3, 4}, pos[3] = {2, 3, 4};
-        llm_tensor q, k, dq, dk;
-        llm_tensor *theta[2];
-        const double *analytic[2];
-        double loss = 0.0, qrot[12], qref[12], worst = 0.0, worst_all = 0.0;
-        size_t t, failures = 0, failed = 0;
-        int same;
-        char c[4][96], buf[64];
-        const char *cells[4] = {c[0], c[1], c[2], c[3]};
-        probe pr;
-
-        memset(&q, 0, sizeof q);
-        memset(&k, 0, sizeof k);
-        memset(&dq, 0, sizeof dq);
-        memset(&dk, 0, sizeof dk);
-        ok = ok && llm_demo_ok("ch29", llm_tensor_from(&q, 2, shape, fix_q, 12, &err), &err)
-                && llm_demo_ok("ch29", llm_tensor_from(&k, 2, shape, fix_k, 12, &err), &err)
-                && llm_demo_ok("ch29", llm_tensor_zeros(&dq, 2, shape, &err), &err)
-                && llm_demo_ok("ch29", llm_tensor_zeros(&dk, 2, shape, &err), &err);
-        pr.rope = &rope;
-        pr.q = &q;
-        pr.k = &k;
-        ok = ok && llm_demo_ok("ch29", probe_run(&pr, &loss, &dq, &dk, qrot, &err), &err)
-                && llm_demo_ok("ch29", rotate(&rope, fix_q, 3, pos, qref, &err), &err);
-        same = ok && memcmp(qrot, qref, sizeof qref) == 0;
-        printf("tape loss=%s rope(Q) as llm_rope_apply=%s\n", llm_fmt(buf, sizeof buf, loss, 6),
-               same ? "bit-identical" : "different");
-        llm_trace_value(&tr, "tape_same", same ? "yes" : "no");
-        theta[0] = &q;
-        theta[1] = &k;
-        analytic[0] = dq.data;
-        analytic[1] = dk.data;
-        for (t = 0; t < 2 && ok; t++) {
-            ok = llm_demo_ok("ch29",
-                             llm_gradient_check(probe_loss, &pr, theta[t], analytic[t], coords, 12,
-                                                1e-6, 4e-6, &worst, &failures, &err), &err);
-            snprintf(c[0], sizeof c[0], "$%c$", "QK"[t]);
-            snprintf(c[1], sizeof c[1], "%d", 12);
-            snprintf(c[2], sizeof c[2], "%.1e", worst);
-            snprintf(c[3], sizeof c[3], "%s", failures == 0 ? "pass" : "fail");
-            llm_trace_row(&tr, "grads", 4, cells);
-            printf("gradcheck %c coordinates=12 worst=%s verdict=%s\n", "QK"[t], c[2], c[3]);
-            printf("  analytic=%s\n", llm_fmt_list(c[0], sizeof c[0], analytic[t], 4, 6));
-            failed += failures;
-            if (worst > worst_all)
-                worst_all = worst;
-        }
-        snprintf(buf, sizeof buf, "%.1e", worst_all);
-        llm_trace_value(&tr, "grad_worst", buf);
-        llm_trace_value(&tr, "grad_verdict", ok && failed == 0 ? "pass" : "fail");
-        ok = ok && same && failed == 0;
-        llm_tensor_free(&q);
-        llm_tensor_free(&k);
-        llm_tensor_free(&dq);
-        llm_tensor_free(&dk);
-    }
-    {
-        static const double x6[6] = {1, 2, 3, 4, 5, 6};
-        static const size_t s34[2] = {3, 4}, s16[2] = {1, 6}, s4[1] = {4};
-        const size_t far[3] = {0, 8, 1}, two[2] = {0, 1};
-        llm_rope bad, bad_kept;
-        llm_tensor x, xw, xv, out, out_kept;
-        llm_tape tape;
-        llm_var xl, y, y_kept;
-        size_t count;
-        llm_status st;
-        int untouched;
-
-        memset(&bad, 0x5a, sizeof bad);
-        bad_kept = bad;
-        memset(&out, 0x3c, sizeof out);
-        out_kept = out;
-        memset(&y, 0x2d, sizeof y);
-        y_kept = y;
-        ok = ok && llm_demo_ok("ch29", llm_tensor_from(&x, 2, s34, fix_q, 12, &err), &err)
-                && llm_demo_ok("ch29", llm_tensor_from(&xw, 2, s16, x6, 6, &err), &err)
-                && llm_demo_ok("ch29", llm_tensor_from(&xv, 1, s4, fix_row, 4, &err), &err)
-                && llm_demo_ok("ch29", llm_tape_init(&tape, 4, &err), &err)
-                && llm_demo_ok("ch29", llm_tape_leaf(&tape, &x, NULL, &xl, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        count = tape.count;
-        st = llm_rope_init(&bad, 3, 100.0, 8, LLM_ROPE_ADJACENT, &err);
-        llm_demo_refusal(&tr, "head width 3", st, &err);
-        ok = ok && st == LLM_ERR_ARGUMENT;
-        st = llm_rope_init(&bad, 4, 0.0, 8, LLM_ROPE_ADJACENT, &err);
-        llm_demo_refusal(&tr, "base 0", st, &err);
-        ok = ok && st == LLM_ERR_ARGUMENT;
-        st = llm_rope_apply(&rope, &x, far, 3, &out, &err);
-        llm_demo_refusal(&tr, "position 8, capacity 8", st, &err);
-        llm_trace_value(&tr, "index_message", err.message);
-        ok = ok && st == LLM_ERR_INDEX;
-        st = llm_rope_apply(&rope, &xw, two, 1, &out, &err);
-        llm_demo_refusal(&tr, "a row of width 6", st, &err);
-        ok = ok && st == LLM_ERR_SHAPE;
-        st = llm_rope_apply(&rope, &xv, two, 1, &out, &err);
-        llm_demo_refusal(&tr, "x of shape [4]", st, &err);
-        ok = ok && st == LLM_ERR_RANK;
-        st = llm_rope_apply(&rope, &x, two, 2, &out, &err);
-        llm_demo_refusal(&tr, "2 positions for 3 rows", st, &err);
-        ok = ok && st == LLM_ERR_SHAPE;
-        st = llm_tape_rope(&tape, &rope, xl, 6, &y, &err);
-        llm_demo_refusal(&tr, "tape: 3 rows from position 6", st, &err);
-        llm_trace_value(&tr, "tape_message", err.message);
-        ok = ok && st == LLM_ERR_INDEX;
-        untouched = memcmp(&bad, &bad_kept, sizeof bad) == 0
-                    && memcmp(&out, &out_kept, sizeof out) == 0
-                    && memcmp(&y, &y_kept, sizeof y) == 0 && tape.count == count;
-        printf("outputs, table and tape untouched=%s\n", untouched ? "yes" : "no");
-        llm_trace_value(&tr, "untouched", untouched ? "yes" : "no");
-        ok = ok && untouched;
-        llm_tape_free(&tape);
-        llm_tensor_free(&x);
-        llm_tensor_free(&xw);
-        llm_tensor_free(&xv);
-    }
-    llm_rope_free(&rope);
-    return llm_demo_finish(&tr, ok);
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, "ch29-rope") != 0)
+        return 2;
+    rope = llm_own(&d, sizeof *rope, release_rope);
+    (void)LLM_TRY(&d, llm_rope_init(rope, 4, 100.0, 8, LLM_ROPE_ADJACENT, &d.err));
+    llm_demo_run(&d, frequencies);
+    llm_demo_run(&d, dot_grids);
+    llm_demo_run(&d, pairings);
+    llm_demo_run(&d, gradients);
+    llm_demo_run(&d, refusals);
+    return llm_demo_end(&d);
 }
