@@ -445,13 +445,6 @@ static void gradient_checks(llm_demo *d)
     llm_put(d, "grad_model_verdict", model_failed == 0 ? "pass" : "fail");
     llm_demo_check(d, probe_failed == 0 && model_failed == 0, "every gradient check passes");
 }
-/* One refusal, printed and traced, that must carry the given code. */
-static void refuse(llm_demo *d, const char *what, llm_status st, llm_status code)
-{
-    llm_refuse(d, what, st);
-    llm_demo_check(d, st == code, what);
-}
-
 static void refusals(llm_demo *d)
 {
     static const size_t five[5] = {0, 1, 2, 3, 4}, bad_id[3] = {0, 5, 2};
@@ -483,45 +476,45 @@ static void refusals(llm_demo *d)
     llm_rng_seed(r, 32);
     cfg = fix_cfg;
     cfg.n_heads = 0;
-    refuse(d, "configuration: 0 heads", llm_decoder_init(other, empty, &cfg, r, &d->err),
-           LLM_ERR_CONFIG);
+    llm_refuse_as(d, "configuration: 0 heads", llm_decoder_init(other, empty, &cfg, r, &d->err),
+                  LLM_ERR_CONFIG);
     cfg.n_heads = 4;
-    refuse(d, "configuration: 4 heads of width 1",
-           llm_decoder_init(other, empty, &cfg, r, &d->err), LLM_ERR_CONFIG);
-    refuse(d, "context: 5 tokens",
-           llm_decoder_forward(m.dec, ps, m.tape, five, 1, 5, 0, h, out, &d->err), LLM_ERR_INDEX);
+    llm_refuse_as(d, "configuration: 4 heads of width 1",
+                  llm_decoder_init(other, empty, &cfg, r, &d->err), LLM_ERR_CONFIG);
+    llm_refuse_as(d, "context: 5 tokens",
+                  llm_decoder_forward(m.dec, ps, m.tape, five, 1, 5, 0, h, out, &d->err), LLM_ERR_INDEX);
     llm_put(d, "context_message", d->err.message);
-    refuse(d, "context: 3 tokens from position 3",
-           llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 1, 3, 3, h, out, &d->err),
-           LLM_ERR_INDEX);
-    refuse(d, "vocabulary: token ID 5",
-           llm_decoder_forward(m.dec, ps, m.tape, bad_id, 1, 3, 0, h, out, &d->err),
-           LLM_ERR_INDEX);
+    llm_refuse_as(d, "context: 3 tokens from position 3",
+                  llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 1, 3, 3, h, out, &d->err),
+                  LLM_ERR_INDEX);
+    llm_refuse_as(d, "vocabulary: token ID 5",
+                  llm_decoder_forward(m.dec, ps, m.tape, bad_id, 1, 3, 0, h, out, &d->err),
+                  LLM_ERR_INDEX);
     llm_put(d, "vocab_message", d->err.message);
-    refuse(d, "targets: target 5",
-           llm_decoder_loss(m.dec, ps, m.tape, fix_ids, bad_target, 1, 3, out, lv, &d->err),
-           LLM_ERR_TARGET);
-    refuse(d, "targets: none",
-           llm_decoder_loss(m.dec, ps, m.tape, fix_ids, NULL, 1, 3, out, lv, &d->err),
-           LLM_ERR_ARGUMENT);
-    refuse(d, "batch of 0 sequences",
-           llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 0, 3, 0, h, out, &d->err),
-           LLM_ERR_ARGUMENT);
-    refuse(d, "list: a one-block model's",
-           llm_decoder_forward(m.dec, one_block, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
-           LLM_ERR_SHAPE);
+    llm_refuse_as(d, "targets: target 5",
+                  llm_decoder_loss(m.dec, ps, m.tape, fix_ids, bad_target, 1, 3, out, lv, &d->err),
+                  LLM_ERR_TARGET);
+    llm_refuse_as(d, "targets: none",
+                  llm_decoder_loss(m.dec, ps, m.tape, fix_ids, NULL, 1, 3, out, lv, &d->err),
+                  LLM_ERR_ARGUMENT);
+    llm_refuse_as(d, "batch of 0 sequences",
+                  llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 0, 3, 0, h, out, &d->err),
+                  LLM_ERR_ARGUMENT);
+    llm_refuse_as(d, "list: a one-block model's",
+                  llm_decoder_forward(m.dec, one_block, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
+                  LLM_ERR_SHAPE);
     tmp = ps->items[2];
     ps->items[2] = ps->items[3];
     ps->items[3] = tmp;
-    refuse(d, "list: query and key swapped",
-           llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
-           LLM_ERR_NAME);
+    llm_refuse_as(d, "list: query and key swapped",
+                  llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
+                  LLM_ERR_NAME);
     ps->items[3] = ps->items[2];
     ps->items[2] = tmp;
     llm_put(d, "name_message", d->err.message);
-    refuse(d, "list: a model's with F = 6",
-           llm_decoder_forward(m.dec, wide, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
-           LLM_ERR_SHAPE);
+    llm_refuse_as(d, "list: a model's with F = 6",
+                  llm_decoder_forward(m.dec, wide, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
+                  LLM_ERR_SHAPE);
     llm_put(d, "shape_message", d->err.message);
     untouched = memcmp(&now, &before, sizeof now) == 0 && empty->count == 0
                 && m.tape->count == count;

@@ -272,6 +272,15 @@ void llm_refuse_cells(llm_demo *d, const char *cells, const char *what,
 {
     llm_demo_refusal_cells(&d->trace, cells, what, st, &d->err);
 }
+
+int llm_refuse_as(llm_demo *d, const char *what, llm_status st, llm_status want)
+{
+    llm_refuse(d, what, st);
+    if (st != want)
+        fprintf(stderr, "%s: %s gave %s, not %s\n", d->name, what, llm_status_name(st),
+                llm_status_name(want));
+    return llm_demo_check(d, st == want, what);
+}
 /* The next buffer of the ring. */
 static char *next_text(void)
 {

@@ -114,6 +114,8 @@ void llm_row(llm_demo *d, const char *table, ...);
 void llm_refuse(llm_demo *d, const char *what, llm_status st);
 void llm_refuse_cells(llm_demo *d, const char *cells, const char *what,
                       llm_status st);
+/* llm_refuse, and a check that the code is want. Returns st == want. */
+int llm_refuse_as(llm_demo *d, const char *what, llm_status st, llm_status want);
 
 /* Texts that last: each call writes into the next of LLM_TEXT_SLOTS
    buffers, so a text stays valid for the next LLM_TEXT_SLOTS - 1 texts,
