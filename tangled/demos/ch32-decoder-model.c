@@ -8,6 +8,7 @@
 #include "llm/evidence.h"
 #include "llm/gradcheck.h"
 #include "llm/model.h"
+#include "llm/probe.h"
 
 /* The reference course's seed-32 decoder and its input. */
 static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6, 0};
@@ -28,30 +29,6 @@ static struct {
     llm_var hidden[4], logits;    /* the first pass's stream handles */
     double z[15];                 /* its logits [1, 3, 5], row-major */
 } m;
-/* n values of v, in row-major order, into out; its shape into shape/rank. */
-static llm_status read_var(const llm_tape *tape, llm_var v, double *out, size_t n,
-                           size_t *shape, size_t *rank, llm_error *err)
-{
-    const llm_tensor *t;
-    llm_tensor c;
-    llm_status st = llm_tape_value(tape, v, &t, err);
-    if (st == LLM_OK)
-        st = llm_tensor_copy(&c, t, err);
-    if (st != LLM_OK)
-        return st;
-    if (c.size != n) {
-        llm_tensor_free(&c);
-        return llm_fail(err, LLM_ERR_SHAPE, "ch32.read", "%zu values, not %zu", c.size, n);
-    }
-    memcpy(out, c.data + c.offset, n * sizeof *out);
-    if (shape != NULL) {
-        memcpy(shape, t->shape, t->rank * sizeof *shape);
-        *rank = t->rank;
-    }
-    llm_tensor_free(&c);
-    return LLM_OK;
-}
-
 static size_t count_scalars(const llm_params *ps)
 {
     size_t i, n = 0;
@@ -110,11 +87,11 @@ static int run_model(llm_demo *d, size_t layers, const size_t *ids, run *r)
     r->scalars = count_scalars(ps);
     r->nstages = layers + 2;
     for (s = 0; s < layers + 2; s++)
-        if (!LLM_TRY(d, read_var(tape, hidden[s], rows, 12, r->stage_shape[s],
-                                 &r->stage_rank[s], &d->err)))
+        if (!LLM_TRY(d, llm_probe_read(tape, hidden[s], rows, 12, &r->stage_rank[s],
+                                       r->stage_shape[s], &d->err)))
             return 0;
-    return LLM_TRY(d, read_var(tape, logits, r->logits, 15, r->logit_shape, &r->logit_rank,
-                               &d->err));
+    return LLM_TRY(d, llm_probe_read(tape, logits, r->logits, 15, &r->logit_rank,
+                                     r->logit_shape, &d->err));
 }
 /* The probe, with its list in *ps; both belong to d. NULL on failure. */
 static llm_decoder *probe_build(llm_demo *d, llm_params **ps)
@@ -151,7 +128,7 @@ static int probe_roles(llm_demo *d, const llm_decoder *dec, llm_params *ps, int 
           && (head || LLM_TRY(d, llm_tape_detach(tape, table, &to, &d->err)))
           && LLM_TRY(d, llm_tape_matmul(tape, h, to, 0, 1, &z, &d->err))
           && LLM_TRY(d, llm_tape_nll_mean(tape, z, probe_targets, 2, &l, &d->err))
-          && LLM_TRY(d, read_var(tape, l, loss, 1, NULL, NULL, &d->err))
+          && LLM_TRY(d, llm_probe_read(tape, l, loss, 1, NULL, NULL, &d->err))
           && LLM_TRY(d, llm_tape_backward(tape, l, NULL, 0, &d->err))))
         return 0;
     memcpy(grad, ps->items[0].grad.data, 20 * sizeof *grad);
@@ -173,7 +150,7 @@ static llm_status objective_run(objective *o, double *value, int backward, llm_e
         return st;
     st = llm_decoder_loss(o->dec, o->ps, &tape, o->ids, o->targets, 1, o->T, NULL, &l, err);
     if (st == LLM_OK)
-        st = read_var(&tape, l, value, 1, NULL, NULL, err);
+        st = llm_probe_read(&tape, l, value, 1, NULL, NULL, err);
     if (st == LLM_OK && backward)
         st = llm_params_zero_grad(o->ps, err);
     if (st == LLM_OK && backward)
@@ -211,7 +188,7 @@ static void stages(llm_demo *d)
                                         &m.logits, &d->err)))
         return;
     for (s = 0; s < 4; s++) {
-        if (!LLM_TRY(d, read_var(m.tape, m.hidden[s], rows, 12, shape, &rank, &d->err)))
+        if (!LLM_TRY(d, llm_probe_read(m.tape, m.hidden[s], rows, 12, &rank, shape, &d->err)))
             return;
         printf("stage %s shape=%s", key[s],
                llm_put(d, llm_text("shape_%s", key[s]), llm_sizes(shape, rank)));
@@ -249,7 +226,7 @@ static void logits_and_loss(llm_demo *d)
     llm_var lz, loss;
     double z2[15], mean;
     size_t t, v, best[3], reached = 0, i, k;
-    if (!LLM_TRY(d, read_var(m.tape, m.logits, m.z, 15, NULL, NULL, &d->err)))
+    if (!LLM_TRY(d, llm_probe_read(m.tape, m.logits, m.z, 15, NULL, NULL, &d->err)))
         return;
     for (t = 0; t < 3; t++) {
         const double *z = m.z + 5 * t;
@@ -268,8 +245,8 @@ static void logits_and_loss(llm_demo *d)
     if (!(LLM_TRY(d, llm_tape_reset(m.tape, &d->err))
           && LLM_TRY(d, llm_decoder_loss(m.dec, m.ps, m.tape, fix_ids, fix_targets, 1, 3, &lz,
                                          &loss, &d->err))
-          && LLM_TRY(d, read_var(m.tape, lz, z2, 15, NULL, NULL, &d->err))
-          && LLM_TRY(d, read_var(m.tape, loss, &mean, 1, NULL, NULL, &d->err))
+          && LLM_TRY(d, llm_probe_read(m.tape, lz, z2, 15, NULL, NULL, &d->err))
+          && LLM_TRY(d, llm_probe_read(m.tape, loss, &mean, 1, NULL, NULL, &d->err))
           && LLM_TRY(d, llm_tape_backward(m.tape, loss, NULL, 0, &d->err))))
         return;
     printf("mean_loss=%s", llm_put(d, "mean_loss", llm_num(mean, 6)));

@@ -81,6 +81,24 @@ llm_status llm_probe_run(const llm_probe *p, double *y, size_t ny, size_t *yrank
     return probe(p, y, ny, yrank, yshape, dx, NULL, err);
 }
 
+llm_status llm_probe_read(const llm_tape *tape, llm_var v, double *out, size_t n,
+                          size_t *rank, size_t *shape, llm_error *err)
+{
+    const llm_tensor *t;
+    llm_status st = llm_tape_value(tape, v, &t, err);
+    if (st == LLM_OK && t->size > n)
+        st = llm_fail(err, LLM_ERR_SHAPE, "probe.read",
+                      "the value has %zu elements, room for %zu", t->size, n);
+    if (st != LLM_OK)
+        return st;
+    walk(t, out, NULL);
+    if (rank != NULL)
+        *rank = t->rank;
+    if (shape != NULL)
+        memcpy(shape, t->shape, t->rank * sizeof *shape);
+    return LLM_OK;
+}
+
 llm_status llm_probe_loss(void *p, const llm_tensor *theta, double *value,
                           llm_error *err)
 {

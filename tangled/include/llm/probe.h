@@ -30,6 +30,13 @@ typedef struct llm_probe {
 llm_status llm_probe_run(const llm_probe *p, double *y, size_t ny, size_t *yrank,
                          size_t *yshape, double *dx, llm_error *err);
 
+/* The value of v on tape, its elements in row-major order into out (room
+   for n), and its shape into *rank and shape (room for LLM_MAX_RANK) when
+   they are not NULL. A value of more than n elements is refused
+   (probe.read). */
+llm_status llm_probe_read(const llm_tape *tape, llm_var v, double *out, size_t n,
+                          size_t *rank, size_t *shape, llm_error *err);
+
 /* An llm_objective: L = sum_i up_i y_i for the probe, summed in row-major
    order. The checker perturbs theta in place: a parameter of the list, or
    a tensor whose data p->x points at. */
