@@ -10,29 +10,28 @@
 #include "llm/softmax.h"
 #include "llm/tensor.h"
 
-static char *sci(char *buf, size_t size, double x)
+static const double tol = 1e-6;
+
+/* Texts: x in scientific notation, an exact zero as "0"; the verdict on a
+   scaled error; whether a buffer kept its bits; the 64 bits of *x. */
+static const char *sci(double x) { return x == 0.0 ? "0" : llm_text("%.3e", x); }
+static const char *verdict(double e) { return e <= tol ? "pass" : "fail"; }
+static const char *exactness(int same) { return same ? "bit-exact" : "changed"; }
+static const char *bits_of(const double *x)
 {
-    if (x == 0.0)
-        snprintf(buf, size, "0");
-    else
-        snprintf(buf, size, "%.3e", x);
-    return buf;
+    uint64_t bits;
+    memcpy(&bits, x, sizeof bits);
+    return llm_text("%016llx", (unsigned long long)bits);
 }
 
 /* One row of the table of cases: name, point, step, estimate, analytic,
    scaled error, verdict. */
-static void case_row(llm_trace *tr, const char *name, double point, const char *step,
-                     double estimate, double analytic, double tol)
+static void case_row(llm_demo *d, const char *name, double point, const char *step,
+                     double estimate, double analytic)
 {
-    char c[6][32];
-    const char *cells[7] = {name, c[0], step, c[1], c[2], c[3], c[4]};
     double e = llm_gradient_error(analytic, estimate);
-    llm_fmt(c[0], sizeof c[0], point, 1);
-    llm_fmt(c[1], sizeof c[1], estimate, 6);
-    llm_fmt(c[2], sizeof c[2], analytic, 2);
-    llm_fmt(c[3], sizeof c[3], e, 6);
-    snprintf(c[4], sizeof c[4], "%s", e <= tol ? "pass" : "fail");
-    llm_trace_row(tr, "cases", 7, cells);
+    llm_row(d, "cases", name, llm_num(point, 1), step, llm_num(estimate, 6),
+            llm_num(analytic, 2), llm_num(e, 6), verdict(e), NULL);
 }
 typedef struct scalar_fn {
     double (*fn)(double);
@@ -51,10 +50,16 @@ static double identity(double t) { return t; }
 static double absolute(double t) { return fabs(t); }
 static double cubic(double t) { return t * t * t - 2.0 * t; }
 
-/* a single element, a scalar of rank 0 */
-static llm_status scalar_at(llm_tensor *t, double value, llm_error *err)
+/* *out: the difference of fn at theta with step h, on a scalar (rank 0) the
+   section owns; 0 after an error */
+static int scalar_difference(llm_demo *d, double (*fn)(double), double theta, double h,
+                             llm_difference *out)
 {
-    return llm_tensor_from(t, 0, NULL, &value, 1, err);
+    scalar_fn ctx = {fn};
+    llm_tensor *t = llm_own_tensor(d);
+    return LLM_TRY(d, llm_tensor_from(t, 0, NULL, &theta, 1, &d->err))
+           && LLM_TRY(d, llm_central_difference(scalar_objective, &ctx, t, 0, h, out,
+                                                &d->err));
 }
 static llm_status first_two_squared(void *ctx, const llm_tensor *theta, double *value,
                                     llm_error *err)
@@ -79,347 +84,262 @@ static llm_status checked_sqrt(void *ctx, const llm_tensor *theta, double *value
     return LLM_OK;
 }
 static double raw_sqrt(double t) { return sqrt(t); }
-typedef struct nll_ctx {
-    const size_t *targets;
-    size_t ntargets;
-} nll_ctx;
-
+/* ctx: the targets, one for each row of theta */
 static llm_status nll_objective(void *ctx, const llm_tensor *theta, double *value,
                                 llm_error *err)
 {
-    const nll_ctx *c = ctx;
-    return llm_nll_mean(value, theta, c->targets, c->ntargets, err);
+    return llm_nll_mean(value, theta, ctx, theta->shape[0], err);
 }
 
-/* (softmax(z) - onehot(targets)) / divisor for logits z of shape [rows, cols] */
-static llm_status nll_gradient(const llm_tensor *z, const size_t *targets, double divisor,
-                               double *grad, llm_error *err)
+/* (softmax(z) - onehot(targets)) / divisor for logits z of shape [rows, cols];
+   0 after an error */
+static int nll_gradient(llm_demo *d, const llm_tensor *z, const size_t *targets,
+                        double divisor, double *grad)
 {
-    llm_tensor p;
-    size_t r, j, cols = z->shape[1];
-    llm_status st = llm_softmax(&p, z, 1, err);
-    if (st != LLM_OK)
-        return st;
-    for (r = 0; r < z->shape[0]; r++)
-        for (j = 0; j < cols; j++)
-            grad[r * cols + j] = (p.data[p.offset + r * cols + j]
-                                  - (j == targets[r] ? 1.0 : 0.0)) / divisor;
-    llm_tensor_free(&p);
-    return LLM_OK;
+    llm_tensor *p = llm_own_tensor(d);
+    size_t k, cols = z->shape[1];
+    if (!LLM_TRY(d, llm_softmax(p, z, 1, &d->err)))
+        return 0;
+    for (k = 0; k < z->size; k++)       /* row k / cols, class k % cols */
+        grad[k] = (p->data[p->offset + k] - (k % cols == targets[k / cols])) / divisor;
+    return 1;
+}
+
+static const double logits[6] = {0, 1, -1, 2, 0, -2};
+static const size_t logits_shape[2] = {2, 3};
+
+static int logits_kept(const llm_tensor *z)
+{
+    return memcmp(z->data, logits, sizeof logits) == 0;
+}
+static void square_candidates(llm_demo *d)
+{
+    const double candidates[2] = {6.0, 5.5};
+    const char *keys[2] = {"sq_error_good", "sq_error_bad"};
+    llm_difference f;
+    size_t i;
+    printf("tolerance=%s", llm_put(d, "tolerance", llm_text("%.0e", tol)));
+    printf(" h_opt=%s\n", llm_put(d, "h_opt", sci(cbrt(DBL_EPSILON))));
+    if (!scalar_difference(d, square, 3.0, 0.1, &f))
+        return;
+    printf("square theta=3 h=0.1 estimate=%s h_minus=%s h_plus=%s\n",
+           llm_num(f.estimate, 12), sci(f.h_minus), sci(f.h_plus));
+    llm_put(d, "sq_estimate", llm_num(f.estimate, 6));
+    for (i = 0; i < 2; i++) {
+        double e = llm_gradient_error(candidates[i], f.estimate);
+        printf("square candidate=%s error=%s verdict=%s\n", llm_num(candidates[i], 1),
+               llm_put(d, keys[i], llm_num(e, 6)), verdict(e));
+        case_row(d, "θ²", 3.0, "0.1", f.estimate, candidates[i]);
+    }
+    llm_demo_check(d, f.estimate == 6.0, "the square's estimate at 3 is 6");
+}
+static void rounded_identity(llm_demo *d)
+{
+    const double h = 3e-16;
+    double nominal = ((1.0 + h) - (1.0 - h)) / (2.0 * h);
+    llm_difference f;
+    if (!scalar_difference(d, identity, 1.0, h, &f))
+        return;
+    printf("identity theta=1 h=3e-16 h_minus=%s",
+           llm_put(d, "id_h_minus", sci(f.h_minus)));
+    printf(" h_plus=%s", llm_put(d, "id_h_plus", sci(f.h_plus)));
+    printf(" estimate=%s nominal=%s\n", llm_num(f.estimate, 12), llm_num(nominal, 12));
+    llm_put(d, "id_estimate", llm_num(f.estimate, 6));
+    llm_put(d, "id_nominal", llm_num(nominal, 6));
+    case_row(d, "θ", 1.0, "3e-16", f.estimate, 1.0);
+    llm_demo_check(d, f.estimate == 1.0, "the identity's estimate is 1");
+    llm_demo_check(d, f.h_minus != f.h_plus, "the probes of 1 moved unequal distances");
+}
+static void absolute_kink(llm_demo *d)
+{
+    llm_difference f;
+    double slopes[2];
+    if (!scalar_difference(d, absolute, 0.0, 1e-3, &f))
+        return;
+    printf("abs theta=0 h=0.001 estimate=%s",
+           llm_put(d, "abs_estimate", llm_num(f.estimate, 6)));
+    slopes[0] = f.slope_minus;
+    slopes[1] = f.slope_plus;
+    printf(" slopes=%s\n", llm_put(d, "abs_slopes", llm_nums(slopes, 2, 1)));
+    case_row(d, "|θ|", 0.0, "1e-3", f.estimate, 0.0);
+}
+static void cubic_sweep(llm_demo *d)
+{
+    double h = 1.0, e, nominal, en;
+    llm_difference f;
+    const char *step;
+    int k;
+    for (k = 1; k <= 15; k++) {
+        h /= 10.0;
+        if (!scalar_difference(d, cubic, 1.5, h, &f))
+            return;
+        e = llm_gradient_error(4.75, f.estimate);
+        nominal = (cubic(1.5 + h) - cubic(1.5 - h)) / (2.0 * h);
+        en = llm_gradient_error(4.75, nominal);
+        step = llm_text("%.0e", h);
+        printf("cubic h=%s estimate=%s error=%s verdict=%s nominal_error=%s\n", step,
+               llm_num(f.estimate, 12), sci(e), verdict(e), sci(en));
+        llm_row(d, "sweep", step, sci(f.h_minus), llm_num(f.estimate, 6), sci(e),
+                verdict(e), llm_num(nominal, 6), sci(en), NULL);
+        /* the figure's: h, zero flag, error drawn (zero at 1e-17), same for nominal */
+        llm_row(d, "sweep_plot", step, llm_text("%d", e == 0.0), sci(e > 0 ? e : 1e-17),
+                sci(en > 0 ? en : 1e-17), llm_text("%d", en == 0.0), NULL);
+        if (k == 1 || k == 5 || k >= 12) {
+            llm_put(d, llm_text("cubic_%d", k), llm_num(f.estimate, 6));
+            llm_put(d, llm_text("cubic_%d_error", k), sci(e));
+            llm_put(d, llm_text("nominal_%d_error", k), sci(en));
+        }
+        if (k == 5 || k == 13 || k == 15)
+            case_row(d, "θ³ − 2θ", 1.5, step, f.estimate, 4.75);
+        if (k == 5 || k >= 13)
+            llm_demo_check(d, (e <= tol) == (k == 5), "1e-5 passes, 1e-13 on fail");
+    }
+}
+static void nll_check(llm_demo *d)
+{
+    size_t targets[2] = {0, 2};
+    llm_tensor *z = llm_own_tensor(d);
+    llm_difference f;
+    double loss = 0.0, grad[6], wrong[6], worst = 0.0, wrong_worst = 0.0, e;
+    size_t coords[4], failures = 0, wrong_failures = 0, k, c;
+    const char *at, *analytic, *estimate;
+    if (!(LLM_TRY(d, llm_tensor_from(z, 2, logits_shape, logits, 6, &d->err))
+          && LLM_TRY(d, llm_nll_mean(&loss, z, targets, 2, &d->err))
+          && nll_gradient(d, z, targets, 2.0, grad)
+          && nll_gradient(d, z, targets, 1.0, wrong)
+          && LLM_TRY(d, llm_gradient_coords(z->size, 4, coords, &d->err))))
+        return;
+    printf("nll logits=%s targets=[0, 2]", llm_nums(logits, 6, 0));
+    printf(" loss=%s\n", llm_put(d, "nll_loss", llm_num(loss, 12)));
+    printf("nll coords=%s\n", llm_put(d, "nll_coords", llm_sizes(coords, 4)));
+    for (k = 0; k < 4; k++) {
+        c = coords[k];
+        if (!LLM_TRY(d, llm_central_difference(nll_objective, targets, z, c, 1e-5, &f,
+                                               &d->err)))
+            return;
+        e = llm_gradient_error(grad[c], f.estimate);
+        at = llm_sizes((size_t[2]){c / 3, c % 3}, 2);
+        analytic = llm_num(grad[c], 12);
+        estimate = llm_num(f.estimate, 12);
+        printf("nll coord=%zu index=%s analytic=%s estimate=%s error=%s verdict=%s\n",
+               c, at, analytic, estimate, sci(e), verdict(e));
+        llm_row(d, "nll", llm_text("%zu", c), at, analytic, estimate, sci(e),
+                verdict(e), sci(llm_gradient_error(wrong[c], f.estimate)), NULL);
+    }
+    if (!(LLM_TRY(d, llm_gradient_check(nll_objective, targets, z, grad, coords, 4,
+                                        1e-5, tol, &worst, &failures, &d->err))
+          && LLM_TRY(d, llm_gradient_check(nll_objective, targets, z, wrong, coords, 4,
+                                           1e-5, tol, &wrong_worst, &wrong_failures,
+                                           &d->err))))
+        return;
+    printf("nll check worst=%s", llm_put(d, "nll_worst", sci(worst)));
+    printf(" failures=%s of 4 verdict=%s\n",
+           llm_put(d, "nll_failures", llm_text("%zu", failures)),
+           failures ? "fail" : "pass");
+    printf("nll check without the 1/rows of the mean: worst=%s",
+           llm_put(d, "nll_wrong_worst", llm_num(wrong_worst, 6)));
+    printf(" failures=%s of 4 verdict=%s\n",
+           llm_put(d, "nll_wrong_failures", llm_text("%zu", wrong_failures)),
+           wrong_failures ? "fail" : "pass");
+    printf("nll logits after the checks=%s\n", exactness(logits_kept(z)));
+    llm_demo_check(d, failures == 0, "the right gradient passes at all four");
+    llm_demo_check(d, wrong_failures == 4, "without 1/rows all four fail");
+    llm_demo_check(d, logits_kept(z), "the checks kept the logits");
+}
+static const uint64_t bits[3] = {UINT64_C(0x8000000000000000),  /* -0, 2, a NaN */
+                                  UINT64_C(0x4000000000000000),
+                                  UINT64_C(0x7ff8000000000123)};
+
+static int bits_kept(const llm_tensor *t)
+{
+    return memcmp(t->data, bits, sizeof bits) == 0;
+}
+
+static void restored_bits(llm_demo *d)
+{
+    llm_tensor *t = llm_own_tensor(d);
+    llm_difference f;
+    llm_status st;
+    if (!LLM_TRY(d, llm_tensor_zeros(t, 1, (size_t[1]){3}, &d->err)))
+        return;
+    memcpy(t->data, bits, sizeof bits);
+    if (!LLM_TRY(d, llm_central_difference(first_two_squared, NULL, t, 0, 0.5, &f,
+                                           &d->err)))
+        return;
+    printf("restore probe=-0 h=0.5 estimate=%s", llm_num(f.estimate, 6));
+    printf(" bits=%s", llm_put(d, "restore_zero", bits_of(t->data)));
+    printf(" %s", bits_of(t->data + 1));
+    printf(" %s", llm_put(d, "restore_nan", bits_of(t->data + 2)));
+    printf(" buffer=%s\n", llm_put(d, "restore_result", exactness(bits_kept(t))));
+    llm_demo_check(d, bits_kept(t), "the probe of -0 kept every bit");
+
+    st = llm_central_difference(checked_sqrt, NULL, t, 0, 0.5, &f, &d->err);
+    printf("restore after the objective refused: %s (%s)", llm_status_name(st),
+           d->err.stage);
+    printf(" buffer=%s\n", llm_put(d, "restore_refused", exactness(bits_kept(t))));
+    llm_put(d, "restore_refused_message", d->err.message);
+    llm_demo_check(d, st == LLM_ERR_ARGUMENT, "the objective's own refusal came back");
+    llm_demo_check(d, bits_kept(t), "a refused difference kept every bit");
+}
+/* the refusal of a difference of f at element 0 of theta */
+static void refuse_difference(llm_demo *d, const char *what, llm_objective f, void *ctx,
+                              llm_tensor *theta, double h)
+{
+    llm_difference out;
+    llm_refuse_cells(d, "cs", what,
+                     llm_central_difference(f, ctx, theta, 0, h, &out, &d->err));
+}
+
+static void refusals(llm_demo *d)
+{
+    const size_t coords[2] = {0, 6};
+    const double grad[6] = {0, 0, 0, 0, 0, 0};
+    size_t bad_targets[2] = {0, 3}, failures = 99, picked[4];
+    scalar_fn sq = {square}, root = {raw_sqrt};
+    llm_tensor *z = llm_own_tensor(d), *view = llm_own_tensor(d);
+    llm_tensor *one = llm_own_tensor(d), *zero = llm_own_tensor(d);
+    double worst = -1.0;
+    if (!(LLM_TRY(d, llm_tensor_from(z, 2, logits_shape, logits, 6, &d->err))
+          && LLM_TRY(d, llm_tensor_from(one, 0, NULL, (double[1]){1.0}, 1, &d->err))
+          && LLM_TRY(d, llm_tensor_from(zero, 0, NULL, (double[1]){0.0}, 1, &d->err))
+          && LLM_TRY(d, llm_tensor_transpose(view, z, 0, 1, &d->err))))
+        return;
+    refuse_difference(d, "h = 0", scalar_objective, &sq, one, 0.0);
+    refuse_difference(d, "h = NaN", scalar_objective, &sq, one, NAN);
+    llm_refuse_cells(d, "cs", "tolerance = 0",
+                     llm_gradient_check(scalar_objective, &sq, one, grad, coords, 1,
+                                        1e-5, 0.0, &worst, &failures, &d->err));
+    llm_refuse_cells(d, "cs", "no coordinates",
+                     llm_gradient_check(scalar_objective, &sq, one, grad, coords, 0,
+                                        1e-5, 1e-6, &worst, &failures, &d->err));
+    llm_refuse_cells(d, "cs", "4 of 3 coordinates",
+                     llm_gradient_coords(3, 4, picked, &d->err));
+    refuse_difference(d, "a transposed view", nll_objective, bad_targets, view, 1e-5);
+    llm_refuse_cells(d, "cs", "coordinate 6 of 6",
+                     llm_gradient_check(nll_objective, bad_targets, z, grad, coords, 2,
+                                        1e-5, 1e-6, &worst, &failures, &d->err));
+    refuse_difference(d, "h = 1e-17 at 1", scalar_objective, &sq, one, 1e-17);
+    printf("  %s\n", llm_put(d, "small_h_message", d->err.message));
+    refuse_difference(d, "sqrt at 0", scalar_objective, &root, zero, 1e-5);
+    printf("  %s\n", d->err.message);
+    refuse_difference(d, "target 3 of 3 classes", nll_objective, bad_targets, z, 1e-5);
+    printf("outputs untouched=%s", llm_yes(worst == -1.0 && failures == 99));
+    printf(" logits unchanged=%s\n", llm_yes(logits_kept(z)));
+    llm_demo_check(d, worst == -1.0 && failures == 99, "refused checks wrote nothing");
+    llm_demo_check(d, logits_kept(z), "the refusals kept the logits");
 }
 
 int main(int argc, char **argv)
 {
-    llm_trace tr;
-    int ok = 1;
-    const double tol = 1e-6;
-    char buf[128];
-    int status = llm_demo_start(argc, argv, "ch13-gradient-checking", &tr);
-    if (status != 0)
-        return status;
-    printf("chapter=13 gradient-checking\n");
-    snprintf(buf, sizeof buf, "%.0e", tol);
-    printf("tolerance=%s h_opt=%s\n", buf, sci(buf + 64, 64, cbrt(DBL_EPSILON)));
-    llm_trace_value(&tr, "tolerance", buf);
-    llm_trace_value(&tr, "h_opt", buf + 64);
-    {
-        scalar_fn fn = {square};
-        const double candidates[2] = {6.0, 5.5};
-        const char *keys[2] = {"sq_error_good", "sq_error_bad"};
-        llm_tensor t;
-        llm_difference d;
-        llm_error err;
-        size_t i;
-        char b1[64], b2[64];
-
-        ok = ok && llm_demo_ok("ch13", scalar_at(&t, 3.0, &err), &err)
-                && llm_demo_ok("ch13", llm_central_difference(scalar_objective, &fn, &t, 0, 0.1,
-                                                              &d, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        printf("square theta=3 h=0.1 estimate=%s h_minus=%s h_plus=%s\n",
-               llm_fmt(buf, sizeof buf, d.estimate, 12), sci(b1, sizeof b1, d.h_minus),
-               sci(b2, sizeof b2, d.h_plus));
-        llm_trace_value(&tr, "sq_estimate", llm_fmt(buf, sizeof buf, d.estimate, 6));
-        for (i = 0; i < 2; i++) {
-            double e = llm_gradient_error(candidates[i], d.estimate);
-            printf("square candidate=%s error=%s verdict=%s\n",
-                   llm_fmt(b1, sizeof b1, candidates[i], 1), llm_fmt(b2, sizeof b2, e, 6),
-                   e <= tol ? "pass" : "fail");
-            llm_trace_value(&tr, keys[i], b2);
-            case_row(&tr, "θ²", 3.0, "0.1", d.estimate, candidates[i], tol);
-        }
-        ok = ok && d.estimate == 6.0;
-        llm_tensor_free(&t);
-    }
-    {
-        scalar_fn fn = {identity};
-        const double h = 3e-16;
-        llm_tensor t;
-        llm_difference d;
-        llm_error err;
-        double nominal;
-        char b1[64], b2[64];
-
-        ok = ok && llm_demo_ok("ch13", scalar_at(&t, 1.0, &err), &err)
-                && llm_demo_ok("ch13", llm_central_difference(scalar_objective, &fn, &t, 0, h, &d,
-                                                              &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        nominal = ((1.0 + h) - (1.0 - h)) / (2.0 * h);
-        printf("identity theta=1 h=3e-16 h_minus=%s h_plus=%s estimate=%s nominal=%s\n",
-               sci(b1, sizeof b1, d.h_minus), sci(b2, sizeof b2, d.h_plus),
-               llm_fmt(buf, sizeof buf, d.estimate, 12), llm_fmt(buf + 64, 64, nominal, 12));
-        llm_trace_value(&tr, "id_h_minus", b1);
-        llm_trace_value(&tr, "id_h_plus", b2);
-        llm_trace_value(&tr, "id_estimate", llm_fmt(buf, sizeof buf, d.estimate, 6));
-        llm_trace_value(&tr, "id_nominal", llm_fmt(buf, sizeof buf, nominal, 6));
-        case_row(&tr, "θ", 1.0, "3e-16", d.estimate, 1.0, tol);
-        ok = ok && d.estimate == 1.0 && d.h_minus != d.h_plus;
-        llm_tensor_free(&t);
-    }
-    {
-        scalar_fn fn = {absolute};
-        llm_tensor t;
-        llm_difference d;
-        llm_error err;
-        double slopes[2];
-        char b1[64];
-
-        ok = ok && llm_demo_ok("ch13", scalar_at(&t, 0.0, &err), &err)
-                && llm_demo_ok("ch13", llm_central_difference(scalar_objective, &fn, &t, 0, 1e-3,
-                                                              &d, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        slopes[0] = d.slope_minus;
-        slopes[1] = d.slope_plus;
-        printf("abs theta=0 h=0.001 estimate=%s slopes=%s\n",
-               llm_fmt(buf, sizeof buf, d.estimate, 6), llm_fmt_list(b1, sizeof b1, slopes, 2, 1));
-        llm_trace_value(&tr, "abs_estimate", buf);
-        llm_trace_value(&tr, "abs_slopes", b1);
-        case_row(&tr, "|θ|", 0.0, "1e-3", d.estimate, 0.0, tol);
-        llm_tensor_free(&t);
-    }
-    {
-        scalar_fn fn = {cubic};
-        llm_tensor t;
-        llm_difference d;
-        llm_error err;
-        double h = 1.0;
-        int k;
-
-        ok = ok && llm_demo_ok("ch13", scalar_at(&t, 1.5, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        for (k = 1; k <= 15 && ok; k++) {
-            char c[8][32];
-            const char *row[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
-            const char *plot[5] = {c[0], c[7], c[3], c[6], c[5]};
-            double e, nominal, en;
-            h /= 10.0;
-            ok = llm_demo_ok("ch13", llm_central_difference(scalar_objective, &fn, &t, 0, h, &d,
-                                                            &err), &err);
-            if (!ok)
-                break;
-            e = llm_gradient_error(4.75, d.estimate);
-            nominal = (cubic(1.5 + h) - cubic(1.5 - h)) / (2.0 * h);
-            en = llm_gradient_error(4.75, nominal);
-            snprintf(c[0], sizeof c[0], "%.0e", h);
-            sci(c[1], sizeof c[1], d.h_minus);
-            llm_fmt(c[2], sizeof c[2], d.estimate, 6);
-            sci(c[3], sizeof c[3], e);
-            snprintf(c[4], sizeof c[4], "%s", e <= tol ? "pass" : "fail");
-            llm_fmt(c[5], sizeof c[5], nominal, 6);
-            sci(c[6], sizeof c[6], en);
-            printf("cubic h=%s estimate=%s error=%s verdict=%s nominal_error=%s\n", c[0],
-                   llm_fmt(buf, sizeof buf, d.estimate, 12), c[3], c[4], c[6]);
-            llm_trace_row(&tr, "sweep", 7, row);
-            /* for the figure: h, error drawn (zero at 1e-17), zero flag, and the
-               same for the nominal difference */
-            snprintf(c[3], sizeof c[3], "%.3e", e > 0.0 ? e : 1e-17);
-            snprintf(c[6], sizeof c[6], "%.3e", en > 0.0 ? en : 1e-17);
-            snprintf(c[7], sizeof c[7], "%d", e == 0.0);
-            snprintf(c[5], sizeof c[5], "%d", en == 0.0);
-            llm_trace_row(&tr, "sweep_plot", 5, plot);
-            if (k == 1 || k == 5 || k == 12 || k == 13 || k == 14 || k == 15) {
-                char key[32];
-                snprintf(key, sizeof key, "cubic_%d", k);
-                llm_trace_value(&tr, key, llm_fmt(buf, sizeof buf, d.estimate, 6));
-                snprintf(key, sizeof key, "cubic_%d_error", k);
-                llm_trace_value(&tr, key, sci(buf, sizeof buf, e));
-                snprintf(key, sizeof key, "nominal_%d_error", k);
-                llm_trace_value(&tr, key, sci(buf, sizeof buf, en));
-            }
-            if (k == 5 || k == 13 || k == 15)
-                case_row(&tr, "θ³ − 2θ", 1.5, c[0], d.estimate, 4.75, tol);
-            if ((k == 5 && !(e <= tol)) || (k >= 13 && e <= tol))
-                ok = 0;                     /* the course: 1e-5 passes, 1e-13, 1e-15 fail */
-        }
-        llm_tensor_free(&t);
-    }
-    {
-        static const double logits[6] = {0, 1, -1, 2, 0, -2};
-        const size_t shape[2] = {2, 3}, targets[2] = {0, 2};
-        nll_ctx ctx = {targets, 2};
-        llm_tensor z;
-        llm_difference d;
-        llm_error err;
-        double loss = 0.0, grad[6], wrong[6], worst = 0.0, wrong_worst = 0.0;
-        size_t coords[4], failures = 0, wrong_failures = 0, k;
-        char c[6][40];
-
-        ok = ok && llm_demo_ok("ch13", llm_tensor_from(&z, 2, shape, logits, 6, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        ok = llm_demo_ok("ch13", llm_nll_mean(&loss, &z, targets, 2, &err), &err)
-          && llm_demo_ok("ch13", nll_gradient(&z, targets, 2.0, grad, &err), &err)
-          && llm_demo_ok("ch13", nll_gradient(&z, targets, 1.0, wrong, &err), &err)
-          && llm_demo_ok("ch13", llm_gradient_coords(z.size, 4, coords, &err), &err);
-        printf("nll logits=%s targets=[0, 2] loss=%s\n",
-               llm_fmt_list(buf, sizeof buf, logits, 6, 0), llm_fmt(c[0], sizeof c[0], loss, 12));
-        llm_trace_value(&tr, "nll_loss", c[0]);
-        printf("nll coords=%s\n", llm_fmt_sizes(buf, sizeof buf, coords, 4));
-        llm_trace_value(&tr, "nll_coords", buf);
-        for (k = 0; k < 4 && ok; k++) {
-            const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], NULL};
-            size_t at[2] = {coords[k] / 3, coords[k] % 3};
-            double e;
-            ok = llm_demo_ok("ch13", llm_central_difference(nll_objective, &ctx, &z, coords[k],
-                                                            1e-5, &d, &err), &err);
-            if (!ok)
-                break;
-            e = llm_gradient_error(grad[coords[k]], d.estimate);
-            snprintf(c[0], sizeof c[0], "%zu", coords[k]);
-            llm_fmt_sizes(c[1], sizeof c[1], at, 2);
-            llm_fmt(c[2], sizeof c[2], grad[coords[k]], 12);
-            llm_fmt(c[3], sizeof c[3], d.estimate, 12);
-            sci(c[4], sizeof c[4], e);
-            snprintf(c[5], sizeof c[5], "%s", e <= tol ? "pass" : "fail");
-            cells[6] = sci(buf, sizeof buf, llm_gradient_error(wrong[coords[k]], d.estimate));
-            printf("nll coord=%s index=%s analytic=%s estimate=%s error=%s verdict=%s\n",
-                   c[0], c[1], c[2], c[3], c[4], c[5]);
-            llm_trace_row(&tr, "nll", 7, cells);
-        }
-        ok = ok && llm_demo_ok("ch13",
-                               llm_gradient_check(nll_objective, &ctx, &z, grad, coords, 4, 1e-5,
-                                                  tol, &worst, &failures, &err), &err)
-                && llm_demo_ok("ch13",
-                               llm_gradient_check(nll_objective, &ctx, &z, wrong, coords, 4, 1e-5,
-                                                  tol, &wrong_worst, &wrong_failures, &err), &err);
-        printf("nll check worst=%s failures=%zu of 4 verdict=%s\n", sci(c[0], sizeof c[0], worst),
-               failures, failures == 0 ? "pass" : "fail");
-        printf("nll check without the 1/rows of the mean: worst=%s failures=%zu of 4 verdict=%s\n",
-               llm_fmt(c[1], sizeof c[1], wrong_worst, 6), wrong_failures,
-               wrong_failures == 0 ? "pass" : "fail");
-        printf("nll logits after the checks=%s\n",
-               memcmp(z.data, logits, sizeof logits) == 0 ? "bit-exact" : "changed");
-        llm_trace_value(&tr, "nll_worst", c[0]);
-        snprintf(c[2], sizeof c[2], "%zu", failures);
-        llm_trace_value(&tr, "nll_failures", c[2]);
-        llm_trace_value(&tr, "nll_wrong_worst", c[1]);
-        snprintf(c[2], sizeof c[2], "%zu", wrong_failures);
-        llm_trace_value(&tr, "nll_wrong_failures", c[2]);
-        ok = ok && failures == 0 && wrong_failures == 4 && memcmp(z.data, logits, sizeof logits) == 0;
-        llm_tensor_free(&z);
-    }
-    {
-        const uint64_t bits[3] = {UINT64_C(0x8000000000000000), UINT64_C(0x4000000000000000),
-                                  UINT64_C(0x7ff8000000000123)};
-        const size_t three[1] = {3};
-        double values[3];
-        llm_tensor t;
-        llm_difference d;
-        llm_error err;
-        llm_status st;
-        uint64_t after[3];
-        int exact;
-
-        memcpy(values, bits, sizeof values);
-        ok = ok && llm_demo_ok("ch13", llm_tensor_from(&t, 1, three, values, 3, &err), &err)
-                && llm_demo_ok("ch13", llm_central_difference(first_two_squared, NULL, &t, 0, 0.5,
-                                                              &d, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        memcpy(after, t.data, sizeof after);
-        exact = memcmp(after, bits, sizeof bits) == 0;
-        printf("restore probe=-0 h=0.5 estimate=%s bits=%016llx %016llx %016llx buffer=%s\n",
-               llm_fmt(buf, sizeof buf, d.estimate, 6), (unsigned long long)after[0],
-               (unsigned long long)after[1], (unsigned long long)after[2],
-               exact ? "bit-exact" : "changed");
-        snprintf(buf, sizeof buf, "%016llx", (unsigned long long)after[0]);
-        llm_trace_value(&tr, "restore_zero", buf);
-        snprintf(buf, sizeof buf, "%016llx", (unsigned long long)after[2]);
-        llm_trace_value(&tr, "restore_nan", buf);
-        llm_trace_value(&tr, "restore_result", exact ? "bit-exact" : "changed");
-        ok = ok && exact;
-
-        st = llm_central_difference(checked_sqrt, NULL, &t, 0, 0.5, &d, &err);
-        memcpy(after, t.data, sizeof after);
-        exact = memcmp(after, bits, sizeof bits) == 0;
-        printf("restore after the objective refused: %s (%s) buffer=%s\n", llm_status_name(st),
-               err.stage, exact ? "bit-exact" : "changed");
-        llm_trace_value(&tr, "restore_refused", exact ? "bit-exact" : "changed");
-        llm_trace_value(&tr, "restore_refused_message", err.message);
-        ok = ok && st == LLM_ERR_ARGUMENT && exact;
-        llm_tensor_free(&t);
-    }
-    {
-        static const double logits[6] = {0, 1, -1, 2, 0, -2};
-        const size_t shape[2] = {2, 3}, bad_targets[2] = {0, 3}, coords[2] = {0, 6};
-        const double grad[6] = {0, 0, 0, 0, 0, 0};
-        nll_ctx ctx = {bad_targets, 2};
-        scalar_fn sq = {square}, root = {raw_sqrt};
-        llm_tensor z, view, one, zero;
-        llm_difference d;
-        llm_error err;
-        double worst = -1.0;
-        size_t failures = 99, picked[4];
-
-        ok = ok && llm_demo_ok("ch13", llm_tensor_from(&z, 2, shape, logits, 6, &err), &err)
-                && llm_demo_ok("ch13", scalar_at(&one, 1.0, &err), &err)
-                && llm_demo_ok("ch13", scalar_at(&zero, 0.0, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        llm_demo_refusal_cells(&tr, "cs", "h = 0",
-                               llm_central_difference(scalar_objective, &sq, &one, 0, 0.0, &d,
-                                                      &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "h = NaN",
-                               llm_central_difference(scalar_objective, &sq, &one, 0, NAN, &d,
-                                                      &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "tolerance = 0",
-                               llm_gradient_check(scalar_objective, &sq, &one, grad, coords, 1,
-                                                  1e-5, 0.0, &worst, &failures, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "no coordinates",
-                               llm_gradient_check(scalar_objective, &sq, &one, grad, coords, 0,
-                                                  1e-5, 1e-6, &worst, &failures, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "4 of 3 coordinates",
-                               llm_gradient_coords(3, 4, picked, &err), &err);
-        ok = ok && llm_demo_ok("ch13", llm_tensor_transpose(&view, &z, 0, 1, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "a transposed view",
-                               llm_central_difference(nll_objective, &ctx, &view, 0, 1e-5, &d,
-                                                      &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "coordinate 6 of 6",
-                               llm_gradient_check(nll_objective, &ctx, &z, grad, coords, 2, 1e-5,
-                                                  1e-6, &worst, &failures, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "h = 1e-17 at 1",
-                               llm_central_difference(scalar_objective, &sq, &one, 0, 1e-17, &d,
-                                                      &err), &err);
-        printf("  %s\n", err.message);
-        llm_trace_value(&tr, "small_h_message", err.message);
-        llm_demo_refusal_cells(&tr, "cs", "sqrt at 0",
-                               llm_central_difference(scalar_objective, &root, &zero, 0, 1e-5, &d,
-                                                      &err), &err);
-        printf("  %s\n", err.message);
-        llm_demo_refusal_cells(&tr, "cs", "target 3 of 3 classes",
-                               llm_central_difference(nll_objective, &ctx, &z, 0, 1e-5, &d, &err),
-                               &err);
-        printf("outputs untouched=%s logits unchanged=%s\n",
-               worst == -1.0 && failures == 99 ? "yes" : "no",
-               memcmp(z.data, logits, sizeof logits) == 0 ? "yes" : "no");
-        ok = ok && worst == -1.0 && failures == 99 && memcmp(z.data, logits, sizeof logits) == 0;
-        llm_tensor_free(&z);
-        llm_tensor_free(&one);
-        llm_tensor_free(&zero);
-    }
-    return llm_demo_finish(&tr, ok);
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, "ch13-gradient-checking") != 0)
+        return 2;
+    llm_demo_run(&d, square_candidates);
+    llm_demo_run(&d, rounded_identity);
+    llm_demo_run(&d, absolute_kink);
+    llm_demo_run(&d, cubic_sweep);
+    llm_demo_run(&d, nll_check);
+    llm_demo_run(&d, restored_bits);
+    llm_demo_run(&d, refusals);
+    return llm_demo_end(&d);
 }

@@ -2,235 +2,207 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "llm/stape.h"
 #include "llm/evidence.h"
 
-static int give_up(llm_trace *tr, llm_stape *tape)
+static llm_stape *tape;            /* the fixture's tape, owned by main */
+static size_t x, sq, loss, y;      /* its nodes */
+
+static void refuse(llm_demo *d, const char *what, llm_status st)
 {
-    llm_stape_free(tape);
-    return llm_demo_finish(tr, 0);
+    llm_refuse_cells(d, "cs", what, st);
 }
 
-/* Prints node id as "node 1 mul [0, 0] value=4 grad=2" and writes the
+/* Prints each node of t as "node 1 mul [0, 0] value=4 grad=2" and writes the
    same cells as a row of the trace table: id, op, edges, value, grad. */
-static void node_row(llm_trace *tr, const char *table, const llm_stape *tape,
-                     size_t id, int decimals)
+static void node_rows(llm_demo *d, const char *table, const llm_stape *t, int decimals)
 {
-    const llm_snode *v = &tape->nodes[id];
-    char cell[5][64];
-    const char *cells[5] = {cell[0], cell[1], cell[2], cell[3], cell[4]};
-    snprintf(cell[0], sizeof cell[0], "%zu", id);
-    if (v->op == LLM_SOP_SCALE)
-        snprintf(cell[1], sizeof cell[1], "scale(%s)",
-                 llm_fmt(cell[3], sizeof cell[3], v->constant, 0));
-    else if (v->op == LLM_SOP_DETACH)
-        snprintf(cell[1], sizeof cell[1], "detach(%zu)", v->arg[0]);
-    else
-        snprintf(cell[1], sizeof cell[1], "%s", llm_sop_name(v->op));
-    llm_fmt_sizes(cell[2], sizeof cell[2], v->arg, v->nargs);
-    llm_fmt(cell[3], sizeof cell[3], v->value, decimals);
-    llm_fmt(cell[4], sizeof cell[4], v->grad, decimals);
-    printf("node %s %s %s value=%s grad=%s\n", cell[0], cell[1], cell[2], cell[3], cell[4]);
-    llm_trace_row(tr, table, 5, cells);
+    const llm_snode *v;
+    const char *c[5];
+    size_t id;
+    for (id = 0; id < t->count; id++) {
+        v = &t->nodes[id];
+        c[0] = llm_text("%zu", id);
+        c[1] = v->op == LLM_SOP_SCALE ? llm_text("scale(%s)", llm_num(v->constant, 0))
+             : v->op == LLM_SOP_DETACH ? llm_text("detach(%zu)", v->arg[0])
+             : llm_sop_name(v->op);
+        c[2] = llm_sizes(v->arg, v->nargs);
+        c[3] = llm_num(v->value, decimals);
+        c[4] = llm_num(v->grad, decimals);
+        printf("node %s %s %s value=%s grad=%s\n", c[0], c[1], c[2], c[3], c[4]);
+        llm_row(d, table, c[0], c[1], c[2], c[3], c[4], NULL);
+    }
 }
 
 /* The gradients of loss, sq and x after a step: printed after label, kept
-   as a row of the trace table "passes" and as the values key_loss, ... */
-static void grads_row(llm_trace *tr, const char *label, const char *key,
-                      const llm_stape *tape)
+   as a row of the trace table "passes" and as the values key_loss, ...;
+   they must be the course's gl, gs, gx. */
+static void grads_row(llm_demo *d, const char *label, const char *key, double gl,
+                      double gs, double gx)
 {
-    static const char *const names[3] = {"loss", "sq", "x"};
-    char cell[3][64], name[64];
-    const char *cells[4] = {label, cell[0], cell[1], cell[2]};
-    int i;
-    for (i = 0; i < 3; i++) {       /* loss is node 2, sq node 1, x node 0 */
-        llm_fmt(cell[i], sizeof cell[i], tape->nodes[2 - i].grad, 0);
-        snprintf(name, sizeof name, "%s_%s", key, names[i]);
-        llm_trace_value(tr, name, cell[i]);
+    const llm_snode *n = tape->nodes;
+    const char *g[3] = {llm_put(d, llm_text("%s_loss", key), llm_num(n[loss].grad, 0)),
+                        llm_put(d, llm_text("%s_sq", key), llm_num(n[sq].grad, 0)),
+                        llm_put(d, llm_text("%s_x", key), llm_num(n[x].grad, 0))};
+    printf("%s: grad loss=%s sq=%s x=%s\n", label, g[0], g[1], g[2]);
+    llm_row(d, "passes", label, g[0], g[1], g[2], NULL);
+    llm_demo_check(d, n[loss].grad == gl && n[sq].grad == gs && n[x].grad == gx,
+                   llm_text("the gradients after %s", label));
+}
+static void record(llm_demo *d)
+{
+    size_t order[3], n = 0, i;
+    int falling = 1;
+    if (!LLM_TRY(d, llm_stape_init(tape, 2, &d->err)))
+        return;
+    printf("tape initial_capacity=%s\n",
+           llm_put(d, "capacity_initial", llm_text("%zu", tape->capacity)));
+    if (!(LLM_TRY(d, llm_stape_leaf(tape, 2.0, &x, &d->err))
+          && LLM_TRY(d, llm_stape_mul(tape, x, x, &sq, &d->err))
+          && LLM_TRY(d, llm_stape_add(tape, sq, sq, &loss, &d->err))
+          && LLM_TRY(d, llm_stape_order(tape, loss, order, &n, &d->err))))
+        return;
+    printf("x=%s", llm_num(tape->nodes[x].value, 0));
+    printf(" sq=%s", llm_put(d, "sq", llm_num(tape->nodes[sq].value, 0)));
+    printf(" loss=%s\n", llm_put(d, "loss", llm_num(tape->nodes[loss].value, 0)));
+    llm_demo_check(d, tape->nodes[sq].value == 4.0 && tape->nodes[loss].value == 8.0,
+                   "sq = 4 and loss = 8");
+    printf("order(loss)=%s", llm_put(d, "order_loss", llm_sizes(order, n)));
+    for (i = 0; i + 1 < n; i++)      /* ids fall along the order */
+        falling = falling && order[i] > order[i + 1];
+    printf(" decreasing_ids=%s\n", llm_yes(falling));
+    llm_demo_check(d, falling, "the ids fall along the order");
+}
+static void edge_rows(llm_demo *d)
+{
+    const llm_snode *v;
+    double local;
+    size_t i, k;
+    for (i = tape->count; i-- > 0;) {
+        v = &tape->nodes[i];
+        for (k = 0; k < v->nargs; k++) {
+            if (!LLM_TRY(d, llm_stape_partial(tape, i, k, &local, &d->err)))
+                return;
+            printf("edge %zu->%zu (k=%zu) local=%s adjoint=%s contribution=%s\n", i,
+                   v->arg[k], k, llm_num(local, 0), llm_num(v->grad, 0),
+                   llm_num(v->grad * local, 0));
+            llm_row(d, "edges", llm_text("%zu", i), llm_text("%zu", k),
+                    llm_text("%zu", v->arg[k]), llm_num(local, 0), llm_num(v->grad, 0),
+                    llm_num(v->grad * local, 0), NULL);
+        }
     }
-    printf("%s: grad loss=%s sq=%s x=%s\n", label, cell[0], cell[1], cell[2]);
-    llm_trace_row(tr, "passes", 4, cells);
+}
+static void passes(llm_demo *d)
+{
+    if (!LLM_TRY(d, llm_stape_backward(tape, loss, 1.0, &d->err)))
+        return;
+    grads_row(d, "backward 1", "pass1", 1.0, 2.0, 8.0);
+    node_rows(d, "nodes", tape, 0);
+    edge_rows(d);
+    if (!LLM_TRY(d, llm_stape_backward(tape, loss, 1.0, &d->err)))
+        return;
+    grads_row(d, "backward 2", "pass2", 2.0, 4.0, 16.0);
+    if (LLM_TRY(d, llm_stape_zero_grad(tape, &d->err)))
+        grads_row(d, "zero_grad", "zeroed", 0.0, 0.0, 0.0);
+}
+static void detach_case(llm_demo *d)
+{
+    size_t dx = 0, s = 0, order[6], n = 0;
+    if (!(LLM_TRY(d, llm_stape_detach(tape, x, &dx, &d->err))
+          && LLM_TRY(d, llm_stape_scale(tape, dx, 3.0, &s, &d->err))
+          && LLM_TRY(d, llm_stape_add(tape, sq, s, &y, &d->err))
+          && LLM_TRY(d, llm_stape_order(tape, y, order, &n, &d->err))
+          && LLM_TRY(d, llm_stape_backward(tape, y, 1.0, &d->err))))
+        return;
+    printf("detach: y = x*x + detach(x)*3 = %s\n",
+           llm_put(d, "y", llm_num(tape->nodes[y].value, 0)));
+    printf("order(y)=%s\n", llm_put(d, "order_y", llm_sizes(order, n)));
+    node_rows(d, "detach_nodes", tape, 0);
+    llm_put(d, "y_grad_x", llm_num(tape->nodes[x].grad, 0));
+    llm_put(d, "y_grad_detach", llm_num(tape->nodes[dx].grad, 0));
+    llm_demo_check(d, tape->nodes[y].value == 10.0, "y = 10");
+    llm_demo_check(d, tape->nodes[x].grad == 4.0, "dy/dx = 4: no edge through detach");
+    llm_demo_check(d, tape->nodes[loss].grad == 0.0, "the old loss keeps gradient 0");
+    printf("tape nodes=%zu capacity=%s\n", tape->count,
+           llm_put(d, "capacity_final", llm_text("%zu", tape->capacity)));
+}
+static void refusals(llm_demo *d)
+{
+    llm_snode before[6];
+    llm_stape *other = llm_own_stape(d);
+    size_t id = 99, i;
+    double g = -1.0;
+    int same_nodes, same_grads = 1, untouched;
+    if (other == NULL)
+        return;
+    memcpy(before, tape->nodes, sizeof before);
+    refuse(d, "leaf NaN", llm_stape_leaf(tape, NAN, &id, &d->err));
+    refuse(d, "add sq + node 99", llm_stape_add(tape, sq, 99, &id, &d->err));
+    refuse(d, "mul node 99 * x", llm_stape_mul(tape, 99, x, &id, &d->err));
+    refuse(d, "scale x by 1e308", llm_stape_scale(tape, x, 1e308, &id, &d->err));
+    refuse(d, "exp of node 6", llm_stape_exp(tape, 6, &id, &d->err));
+    refuse(d, "tanh without a place for the id",
+           llm_stape_tanh(tape, x, NULL, &d->err));
+    refuse(d, "detach node 6", llm_stape_detach(tape, 6, &id, &d->err));
+    refuse(d, "edge 0 of the detach node", llm_stape_partial(tape, 3, 0, &g, &d->err));
+    refuse(d, "grad of node 6", llm_stape_grad(tape, 6, &g, &d->err));
+    refuse(d, "backward from node 6", llm_stape_backward(tape, 6, 1.0, &d->err));
+    refuse(d, "backward with seed NaN", llm_stape_backward(tape, y, NAN, &d->err));
+    refuse(d, "backward without a tape", llm_stape_backward(NULL, y, 1.0, &d->err));
+    refuse(d, "backward from y with seed 1e308",
+           llm_stape_backward(tape, y, 1e308, &d->err));
+    printf("  %s\n", llm_put(d, "overflow_message", d->err.message));
+    refuse(d, "a tape of SIZE_MAX/8 nodes", llm_stape_init(other, SIZE_MAX/8, &d->err));
+    same_nodes = tape->count == 6 && memcmp(before, tape->nodes, sizeof before) == 0;
+    for (i = 0; i < 6; i++)
+        same_grads = same_grads
+                     && memcmp(&before[i].grad, &tape->nodes[i].grad, sizeof g) == 0;
+    untouched = id == 99 && g == -1.0 && other->nodes == NULL;
+    printf("unchanged after refusals: nodes=%s gradients=%s outputs=%s\n",
+           llm_yes(same_nodes), llm_yes(same_grads), llm_yes(untouched));
+    llm_put(d, "unchanged", llm_yes(same_nodes && same_grads));
+    llm_demo_check(d, same_nodes, "the refusals kept every node");
+    llm_demo_check(d, same_grads, "the refusals kept every gradient");
+    llm_demo_check(d, untouched, "the refusals wrote no output");
+}
+static void exp_tanh(llm_demo *d)
+{
+    const double x0 = 0.5, h = 1e-5;
+    /* the symmetric difference (f(x0 + h) - f(x0 - h)) / 2h, outside the tape */
+    double fd = (exp(tanh(x0 + h)) - exp(tanh(x0 - h))) / (2.0 * h);
+    llm_stape *chain = llm_own_stape(d);
+    size_t a = 0, t = 0, e = 0;
+    const char *value, *grad;
+    if (!(LLM_TRY(d, llm_stape_init(chain, 1, &d->err))
+          && LLM_TRY(d, llm_stape_leaf(chain, x0, &a, &d->err))
+          && LLM_TRY(d, llm_stape_tanh(chain, a, &t, &d->err))
+          && LLM_TRY(d, llm_stape_exp(chain, t, &e, &d->err))
+          && LLM_TRY(d, llm_stape_backward(chain, e, 1.0, &d->err))))
+        return;
+    node_rows(d, "chain", chain, 12);
+    value = llm_put(d, "exptanh", llm_num(chain->nodes[e].value, 12));
+    printf("exp(tanh(0.5))=%s\n", value);
+    grad = llm_put(d, "exptanh_grad", llm_num(chain->nodes[a].grad, 12));
+    printf("d/dx exp(tanh(x)) at 0.5=%s\n", grad);
+    printf("central difference h=1e-5: %s", llm_put(d, "central", llm_num(fd, 9)));
+    printf(" within_1e-9=%s\n", llm_yes(fabs(fd - chain->nodes[a].grad) < 1e-9));
+    llm_demo_check(d, !strcmp(value, "1.587431271430"), "exp(tanh(0.5)) to 12 places");
+    llm_demo_check(d, !strcmp(grad, "1.248431724655"), "its derivative to 12 places");
+    llm_demo_check(d, fabs(fd - chain->nodes[a].grad) < 1e-9, "the difference to 1e-9");
 }
 
 int main(int argc, char **argv)
 {
-    llm_trace tr;
-    llm_stape tape;
-    llm_error err;
-    size_t x = 0, sq = 0, loss = 0, y = 0;
-    char buf[256];
-    int ok = 1;
-    int status = llm_demo_start(argc, argv, "ch14-scalar-autodiff", &tr);
-    if (status != 0)
-        return status;
-    memset(&tape, 0, sizeof tape);
-    printf("chapter=14 scalar-autodiff\n");
-    {
-        size_t order[3], n = 0, i;
-        ok = ok && llm_demo_ok("ch14", llm_stape_init(&tape, 2, &err), &err);
-        snprintf(buf, sizeof buf, "%zu", tape.capacity);
-        printf("tape initial_capacity=%s\n", buf);
-        llm_trace_value(&tr, "capacity_initial", buf);
-        ok = ok && llm_demo_ok("ch14", llm_stape_leaf(&tape, 2.0, &x, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_mul(&tape, x, x, &sq, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_add(&tape, sq, sq, &loss, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_order(&tape, loss, order, &n, &err), &err);
-        if (!ok)
-            return give_up(&tr, &tape);
-        printf("x=%s", llm_fmt(buf, sizeof buf, tape.nodes[x].value, 0));
-        printf(" sq=%s", llm_fmt(buf, sizeof buf, tape.nodes[sq].value, 0));
-        llm_trace_value(&tr, "sq", buf);
-        printf(" loss=%s\n", llm_fmt(buf, sizeof buf, tape.nodes[loss].value, 0));
-        llm_trace_value(&tr, "loss", buf);
-        ok = ok && tape.nodes[sq].value == 4.0 && tape.nodes[loss].value == 8.0;
-        printf("order(loss)=%s", llm_fmt_sizes(buf, sizeof buf, order, n));
-        llm_trace_value(&tr, "order_loss", buf);
-        for (i = 0; i + 1 < n; i++)      /* ids fall along the order */
-            ok = ok && order[i] > order[i + 1];
-        printf(" decreasing_ids=%s\n", ok ? "yes" : "no");
-    }
-    {
-        size_t i;
-        ok = ok && llm_demo_ok("ch14", llm_stape_backward(&tape, loss, 1.0, &err), &err);
-        if (!ok)
-            return give_up(&tr, &tape);
-        grads_row(&tr, "backward 1", "pass1", &tape);
-        ok = ok && tape.nodes[loss].grad == 1.0 && tape.nodes[sq].grad == 2.0
-                && tape.nodes[x].grad == 8.0;
-        for (i = 0; i < tape.count; i++)
-            node_row(&tr, "nodes", &tape, i, 0);
-        for (i = tape.count; i-- > 0;) {
-            const llm_snode *v = &tape.nodes[i];
-            size_t k;
-            for (k = 0; k < v->nargs; k++) {
-                char cell[6][64];
-                const char *cells[6] = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5]};
-                double d = 0.0;
-                ok = ok && llm_demo_ok("ch14", llm_stape_partial(&tape, i, k, &d, &err), &err);
-                snprintf(cell[0], sizeof cell[0], "%zu", i);
-                snprintf(cell[1], sizeof cell[1], "%zu", k);
-                snprintf(cell[2], sizeof cell[2], "%zu", v->arg[k]);
-                llm_fmt(cell[3], sizeof cell[3], d, 0);
-                llm_fmt(cell[4], sizeof cell[4], v->grad, 0);
-                llm_fmt(cell[5], sizeof cell[5], v->grad * d, 0);
-                printf("edge %s->%s (k=%s) local=%s adjoint=%s contribution=%s\n",
-                       cell[0], cell[2], cell[1], cell[3], cell[4], cell[5]);
-                llm_trace_row(&tr, "edges", 6, cells);
-            }
-        }
-        ok = ok && llm_demo_ok("ch14", llm_stape_backward(&tape, loss, 1.0, &err), &err);
-        grads_row(&tr, "backward 2", "pass2", &tape);
-        ok = ok && tape.nodes[loss].grad == 2.0 && tape.nodes[sq].grad == 4.0
-                && tape.nodes[x].grad == 16.0;
-        ok = ok && llm_demo_ok("ch14", llm_stape_zero_grad(&tape, &err), &err);
-        grads_row(&tr, "zero_grad", "zeroed", &tape);
-        ok = ok && tape.nodes[loss].grad == 0.0 && tape.nodes[sq].grad == 0.0
-                && tape.nodes[x].grad == 0.0;
-    }
-    {
-        size_t d = 0, s = 0, order[6], n = 0, i;
-        ok = ok && llm_demo_ok("ch14", llm_stape_detach(&tape, x, &d, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_scale(&tape, d, 3.0, &s, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_add(&tape, sq, s, &y, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_order(&tape, y, order, &n, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_backward(&tape, y, 1.0, &err), &err);
-        if (!ok)
-            return give_up(&tr, &tape);
-        printf("detach: y = x*x + detach(x)*3 = %s\n",
-               llm_fmt(buf, sizeof buf, tape.nodes[y].value, 0));
-        llm_trace_value(&tr, "y", buf);
-        printf("order(y)=%s\n", llm_fmt_sizes(buf, sizeof buf, order, n));
-        llm_trace_value(&tr, "order_y", buf);
-        for (i = 0; i < tape.count; i++)
-            node_row(&tr, "detach_nodes", &tape, i, 0);
-        llm_trace_value(&tr, "y_grad_x", llm_fmt(buf, sizeof buf, tape.nodes[x].grad, 0));
-        llm_trace_value(&tr, "y_grad_detach", llm_fmt(buf, sizeof buf, tape.nodes[d].grad, 0));
-        ok = ok && tape.nodes[y].value == 10.0 && tape.nodes[x].grad == 4.0
-                && tape.nodes[loss].grad == 0.0;
-        printf("tape nodes=%zu capacity=%zu\n", tape.count, tape.capacity);
-        snprintf(buf, sizeof buf, "%zu", tape.capacity);
-        llm_trace_value(&tr, "capacity_final", buf);
-    }
-    {
-        llm_snode before[6];
-        llm_stape other;
-        size_t id = 99;
-        double g = -1.0;
-        int same_nodes, same_grads = 1, i;
-
-        memcpy(before, tape.nodes, sizeof before);
-        memset(&other, 0, sizeof other);
-        llm_demo_refusal_cells(&tr, "cs", "leaf NaN", llm_stape_leaf(&tape, NAN, &id, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "add sq + node 99",
-                               llm_stape_add(&tape, sq, 99, &id, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "mul node 99 * x",
-                               llm_stape_mul(&tape, 99, x, &id, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "scale x by 1e308",
-                               llm_stape_scale(&tape, x, 1e308, &id, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "exp of node 6",
-                               llm_stape_exp(&tape, 6, &id, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "tanh without a place for the id",
-                               llm_stape_tanh(&tape, x, NULL, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "detach node 6",
-                               llm_stape_detach(&tape, 6, &id, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "edge 0 of the detach node",
-                               llm_stape_partial(&tape, 3, 0, &g, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "grad of node 6",
-                               llm_stape_grad(&tape, 6, &g, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "backward from node 6",
-                               llm_stape_backward(&tape, 6, 1.0, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "backward with seed NaN",
-                               llm_stape_backward(&tape, y, NAN, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "backward without a tape",
-                               llm_stape_backward(NULL, y, 1.0, &err), &err);
-        llm_demo_refusal_cells(&tr, "cs", "backward from y with seed 1e308",
-                               llm_stape_backward(&tape, y, 1e308, &err), &err);
-        printf("  %s\n", err.message);
-        llm_trace_value(&tr, "overflow_message", err.message);
-        llm_demo_refusal_cells(&tr, "cs", "a tape of SIZE_MAX/8 nodes",
-                               llm_stape_init(&other, SIZE_MAX / 8, &err), &err);
-        same_nodes = tape.count == 6 && memcmp(before, tape.nodes, sizeof before) == 0;
-        for (i = 0; i < 6; i++)
-            same_grads = same_grads
-                      && memcmp(&before[i].grad, &tape.nodes[i].grad, sizeof g) == 0;
-        printf("unchanged after refusals: nodes=%s gradients=%s outputs=%s\n",
-               same_nodes ? "yes" : "no", same_grads ? "yes" : "no",
-               id == 99 && g == -1.0 && other.nodes == NULL ? "yes" : "no");
-        ok = ok && same_nodes && same_grads && id == 99 && g == -1.0 && other.nodes == NULL;
-        llm_trace_value(&tr, "unchanged", same_nodes && same_grads ? "yes" : "no");
-    }
-    llm_stape_free(&tape);
-    {
-        const double x0 = 0.5, h = 1e-5;
-        llm_stape chain;
-        size_t a = 0, t = 0, e = 0, i;
-        double fd;
-        memset(&chain, 0, sizeof chain);
-        ok = ok && llm_demo_ok("ch14", llm_stape_init(&chain, 1, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_leaf(&chain, x0, &a, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_tanh(&chain, a, &t, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_exp(&chain, t, &e, &err), &err)
-                && llm_demo_ok("ch14", llm_stape_backward(&chain, e, 1.0, &err), &err);
-        if (!ok)
-            return give_up(&tr, &chain);
-        for (i = 0; i < chain.count; i++)
-            node_row(&tr, "chain", &chain, i, 12);
-        printf("exp(tanh(0.5))=%s\n", llm_fmt(buf, sizeof buf, chain.nodes[e].value, 12));
-        llm_trace_value(&tr, "exptanh", buf);
-        ok = ok && strcmp(buf, "1.587431271430") == 0;
-        printf("d/dx exp(tanh(x)) at 0.5=%s\n", llm_fmt(buf, sizeof buf, chain.nodes[a].grad, 12));
-        llm_trace_value(&tr, "exptanh_grad", buf);
-        ok = ok && strcmp(buf, "1.248431724655") == 0;
-        /* the symmetric difference (f(x0 + h) - f(x0 - h)) / 2h, outside the tape */
-        fd = (exp(tanh(x0 + h)) - exp(tanh(x0 - h))) / (2.0 * h);
-        printf("central difference h=1e-5: %s within_1e-9=%s\n", llm_fmt(buf, sizeof buf, fd, 9),
-               fabs(fd - chain.nodes[a].grad) < 1e-9 ? "yes" : "no");
-        llm_trace_value(&tr, "central", buf);
-        ok = ok && fabs(fd - chain.nodes[a].grad) < 1e-9;
-        llm_stape_free(&chain);
-    }
-    return llm_demo_finish(&tr, ok);
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, "ch14-scalar-autodiff") != 0)
+        return 2;
+    tape = llm_own_stape(&d);
+    llm_demo_run(&d, record);
+    llm_demo_run(&d, passes);
+    llm_demo_run(&d, detach_case);
+    llm_demo_run(&d, refusals);
+    llm_demo_run(&d, exp_tanh);
+    return llm_demo_end(&d);
 }
