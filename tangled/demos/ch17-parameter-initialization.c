@@ -8,19 +8,14 @@
 #include "llm/params.h"
 
 /* x as 0x and sixteen hex digits; as Markdown code when code is 1. */
-static char *hex(char *buf, size_t size, uint64_t x, int code)
+static const char *hex(uint64_t x, int code)
 {
-    snprintf(buf, size, code ? "`0x%016llx`" : "0x%016llx", (unsigned long long)x);
-    return buf;
+    return llm_text(code ? "`0x%016llx`" : "0x%016llx", (unsigned long long)x);
 }
 
-static void fill_row(llm_trace *tr, const char *table, size_t n, char (*c)[96])
+static const char *identical(int same)
 {
-    const char *cells[6];
-    size_t i;
-    for (i = 0; i < n && i < 6; i++)
-        cells[i] = c[i];
-    llm_trace_row(tr, table, n, cells);
+    return same ? "bit-identical" : "different";
 }
 static const double tiny_x[2] = {1.0, -1.0}, tiny_t = -1.0;
 
@@ -56,13 +51,12 @@ static double tiny_step(double w1[2][2], double w2[2], double lr)
     return loss;
 }
 
-/* Column j of W1 and its equality with column 0, bit for bit. */
-static char *column(char *buf, size_t size, double m[2][2], size_t j)
+/* Column j of W1, or of its gradient; and its equality with column 0, bit for
+   bit. */
+static const char *column(double m[2][2], size_t j)
 {
-    double col[2];
-    col[0] = m[0][j];
-    col[1] = m[1][j];
-    return llm_fmt_list(buf, size, col, 2, 6);
+    const double col[2] = {m[0][j], m[1][j]};
+    return llm_nums(col, 2, 6);
 }
 
 static int columns_equal(double m[2][2])
@@ -78,469 +72,376 @@ static llm_status add_two_layers(llm_params *ps, const char *prefix, size_t d_in
                                  size_t d_hidden, size_t d_out, llm_rng *rng,
                                  llm_error *err)
 {
-    char name[3][128];
     llm_rng trial;
     size_t mark;
     llm_status st;
     if (ps == NULL || prefix == NULL || rng == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "demo.two_layers",
                         "a list, a prefix and a generator are required");
-    snprintf(name[0], sizeof name[0], "%s.up.weight", prefix);
-    snprintf(name[1], sizeof name[1], "%s.up.bias", prefix);
-    snprintf(name[2], sizeof name[2], "%s.down.weight", prefix);
     trial = *rng;
     mark = ps->count;
-    st = llm_params_add_xavier(ps, name[0], d_in, d_hidden, &trial, err);
+    st = llm_params_add_xavier(ps, llm_text("%s.up.weight", prefix), d_in, d_hidden,
+                               &trial, err);
     if (st == LLM_OK)
-        st = llm_params_add_const(ps, name[1], 1, &d_hidden, 0.0, 0, err);
+        st = llm_params_add_const(ps, llm_text("%s.up.bias", prefix), 1, &d_hidden, 0.0,
+                                  0, err);
     if (st == LLM_OK)
-        st = llm_params_add_xavier(ps, name[2], d_hidden, d_out, &trial, err);
-    if (st != LLM_OK) {
+        st = llm_params_add_xavier(ps, llm_text("%s.down.weight", prefix), d_hidden,
+                                   d_out, &trial, err);
+    if (st != LLM_OK)
         llm_params_truncate(ps, mark);      /* take back what was added */
-        return st;
+    else
+        *rng = trial;                       /* commit the draws */
+    return st;
+}
+/* One step of the mixing by hand, traced; returns m. */
+static uint64_t mix_step(llm_demo *d, const char *step, uint64_t m)
+{
+    llm_row(d, "mix", step, hex(m, 1), NULL);
+    return m;
+}
+
+static void seed_zero(llm_demo *d)
+{
+    llm_rng rng, copy;
+    uint64_t z[4], m;
+    double u[4];
+    size_t k;
+    int exact = 1;
+    llm_rng_seed(&rng, 0);
+    for (k = 0; k < 4; k++) {
+        copy = rng;
+        u[k] = llm_rng_unit(&copy);             /* the same draw as a unit value */
+        z[k] = llm_rng_next_u64(&rng);
+        exact = exact && u[k] >= 0.0 && u[k] < 1.0
+                && u[k] * 9007199254740992.0 == (double)(z[k] >> 11);
+        llm_row(d, "splitmix", llm_text("%zu", k + 1), hex(rng.state, 1), hex(z[k], 1),
+                llm_num(u[k], 12), NULL);
     }
-    *rng = trial;                           /* commit the draws */
-    return LLM_OK;
+    printf("seed=0 next_u64=%s\n", llm_put(d, "seq0", llm_text("[%s, %s, %s, %s]",
+           hex(z[0], 0), hex(z[1], 0), hex(z[2], 0), hex(z[3], 0))));
+    printf("seed=0 unit=%s", llm_nums(u, 4, 12));
+    printf(" unit_exact=%s\n", llm_put(d, "unit_exact", llm_yes(exact)));
+    printf("seed=0 state after 4 draws=%s\n",
+           llm_put(d, "state0_4", hex(rng.state, 0)));
+    llm_demo_check(d, exact, "each unit value is the top 53 bits of its draw");
+
+    m = mix_step(d, "$s_1 = s_0 + \\gamma$", UINT64_C(0x9e3779b97f4a7c15));
+    m = mix_step(d, "$z \\oplus (z \\gg 30)$", m ^ (m >> 30));
+    m = mix_step(d, "$\\cdot\\, c_1$", m * UINT64_C(0xbf58476d1ce4e5b9));
+    m = mix_step(d, "$z \\oplus (z \\gg 27)$", m ^ (m >> 27));
+    m = mix_step(d, "$\\cdot\\, c_2$", m * UINT64_C(0x94d049bb133111eb));
+    m = mix_step(d, "$z_1 = z \\oplus (z \\gg 31)$", m ^ (m >> 31));
+    printf("first draw mixed by hand=%s same=%s\n", hex(m, 0), llm_yes(m == z[0]));
+    llm_demo_check(d, m == z[0], "the mixing by hand gives the first draw");
+}
+static void seed_seventeen(llm_demo *d)
+{
+    llm_tensor *w = llm_own_tensor(d), *again = llm_own_tensor(d);
+    llm_tensor *w18 = llm_own_tensor(d);
+    const double limit = sqrt(6.0 / (double)(2 + 2)), var = 2.0 / (double)(2 + 2);
+    llm_rng rng, copy;
+    double u, want;
+    size_t k;
+    int same_bits = 1, differ = 1;
+    llm_rng_seed(&rng, 17);
+    copy = rng;
+    if (!LLM_TRY(d, llm_xavier_uniform(w, 2, 2, &rng, &d->err)))
+        return;
+    for (k = 0; k < 4; k++) {
+        u = llm_rng_unit(&copy);
+        want = limit * (2.0 * u - 1.0);
+        same_bits = same_bits && memcmp(&w->data[k], &want, sizeof want) == 0;
+        llm_row(d, "xavier", llm_text("%zu", k + 1),
+                llm_text("[%zu, %zu]", k / 2, k % 2), llm_num(u, 12),
+                llm_num(2.0 * u - 1.0, 12), llm_num(w->data[k], 12), NULL);
+    }
+    printf("seed=17 shape=[2, 2] limit=%s", llm_put(d, "limit", llm_num(limit, 12)));
+    printf(" var=%s", llm_put(d, "var", llm_num(var, 12)));
+    printf(" std=%s\n", llm_put(d, "std", llm_num(sqrt(var), 12)));
+    printf("seed=17 w=%s", llm_put(d, "w17", llm_nums(w->data, 4, 12)));
+    printf(" from_draws=%s\n", identical(same_bits));
+    printf("seed=17 state after 4 draws=%s\n",
+           llm_put(d, "state17_4", hex(rng.state, 0)));
+    llm_demo_check(d, same_bits, "each weight is limit * (2u - 1) of its draw");
+
+    llm_rng_seed(&rng, 17);
+    if (!LLM_TRY(d, llm_xavier_uniform(again, 2, 2, &rng, &d->err)))
+        return;
+    llm_rng_seed(&rng, 18);
+    if (!LLM_TRY(d, llm_xavier_uniform(w18, 2, 2, &rng, &d->err)))
+        return;
+    for (k = 0; k < 4; k++) {
+        differ = differ && w18->data[k] != w->data[k];
+        llm_row(d, "seed18", llm_text("%zu", k + 1), llm_num(w18->data[k], 12), NULL);
+    }
+    printf("seed=17 again=%s\n", llm_put(d, "replay", identical(
+           memcmp(w->data, again->data, 4 * sizeof w->data[0]) == 0)));
+    printf("seed=18 w=%s", llm_put(d, "w18", llm_nums(w18->data, 4, 12)));
+    printf(" differs_everywhere=%s\n", llm_yes(differ));
+    llm_demo_check(d, memcmp(w->data, again->data, 4 * sizeof w->data[0]) == 0,
+                   "seed 17 again gives the same bits");
+    llm_demo_check(d, differ, "seed 18 differs in every weight");
+}
+static void limits(llm_demo *d)
+{
+    static const size_t fans[4][2] = {{2, 2}, {4, 2}, {5, 4}, {200, 300}};
+    llm_tensor *w = llm_own_tensor(d);
+    llm_rng rng;
+    double limit = 0.0, var = 0.0, mean = 0.0, sq = 0.0, big = 0.0;
+    size_t r, i;
+    for (r = 0; r < 4; r++) {
+        const size_t sum = fans[r][0] + fans[r][1];
+        const char *shape = llm_sizes(fans[r], 2), *v, *std, *lim;
+        limit = sqrt(6.0 / (double)sum);
+        var = 2.0 / (double)sum;
+        v = llm_num(var, 12);
+        std = llm_num(sqrt(var), 12);
+        lim = llm_num(limit, 12);
+        llm_row(d, "limits", shape, llm_text("%zu", sum), v, std, lim, NULL);
+        printf("shape=%s var=%s std=%s limit=%s\n", shape, v, std, lim);
+        if (r == 1) {
+            llm_put(d, "limit42", lim);
+            llm_put(d, "std42", std);
+        }
+        if (r == 2)
+            llm_put(d, "limit_token", lim);
+    }
+    llm_rng_seed(&rng, 17);
+    if (!LLM_TRY(d, llm_xavier_uniform(w, 200, 300, &rng, &d->err)))
+        return;
+    for (i = 0; i < w->size; i++) {
+        mean += w->data[i];
+        big = fabs(w->data[i]) > big ? fabs(w->data[i]) : big;
+    }
+    mean /= (double)w->size;
+    for (i = 0; i < w->size; i++)
+        sq += (w->data[i] - mean) * (w->data[i] - mean);
+    printf("seed=17 shape=[200, 300]");
+    printf(" mean=%s", llm_put(d, "emp_mean", llm_num(mean, 6)));
+    printf(" var=%s", llm_put(d, "emp_var", llm_num(sq / (double)w->size, 6)));
+    printf(" target=%s", llm_put(d, "emp_target", llm_num(var, 6)));
+    printf(" max_abs=%s", llm_put(d, "emp_max", llm_num(big, 6)));
+    printf(" limit=%s\n", llm_put(d, "emp_limit", llm_num(limit, 6)));
+    llm_demo_check(d, big <= limit, "no weight lies beyond the limit");
+}
+static void symmetry(llm_demo *d)
+{
+    double w1[2][2] = {{0.0, 0.0}, {0.0, 0.0}}, w2[2] = {0.5, 0.5};
+    double dw1[2][2], dw2[2], gy, loss;
+    llm_tensor *a = llm_own_tensor(d), *b = llm_own_tensor(d);
+    llm_rng rng;
+    size_t k;
+    int symmetric;
+    tiny_grad(w1, w2, dw1, dw2, &gy);
+    printf("zero start dL/dy=%s", llm_put(d, "sym_gy", llm_num(gy, 6)));
+    printf(" dW1 column0=%s", llm_put(d, "sym_col0", column(dw1, 0)));
+    printf(" column1=%s", llm_put(d, "sym_col1", column(dw1, 1)));
+    printf(" dW2=%s\n", llm_put(d, "sym_dw2", llm_nums(dw2, 2, 6)));
+    symmetric = columns_equal(dw1);
+    for (k = 0; k <= 3; k++) {
+        const char *c0 = column(w1, 0), *c1 = column(w1, 1), *v2 = llm_nums(w2, 2, 6);
+        symmetric = symmetric && columns_equal(w1)
+                    && memcmp(&w2[0], &w2[1], sizeof w2[0]) == 0;
+        loss = k < 3 ? tiny_step(w1, w2, 0.1) : tiny_grad(w1, w2, dw1, dw2, &gy);
+        llm_row(d, "symmetry", llm_text("%zu", k), c0, c1, v2, llm_num(loss, 6), NULL);
+        printf("step %zu W1 columns=%s %s W2=%s loss=%s\n", k, c0, c1, v2,
+               llm_num(loss, 6));
+    }
+    printf("zero start after 3 steps units=%s\n",
+           llm_put(d, "sym_equal", identical(symmetric)));
+    llm_put(d, "sym_steps", "3");
+    llm_demo_check(d, symmetric && gy > 0.0, "from zero the units stay the same");
+
+    llm_rng_seed(&rng, 17);
+    if (!(LLM_TRY(d, llm_xavier_uniform(a, 2, 2, &rng, &d->err))
+          && LLM_TRY(d, llm_xavier_uniform(b, 2, 1, &rng, &d->err))))
+        return;
+    memcpy(w1, a->data, sizeof w1);
+    memcpy(w2, b->data, sizeof w2);
+    tiny_grad(w1, w2, dw1, dw2, &gy);
+    printf("random start W2=%s", llm_put(d, "brk_w2", llm_nums(w2, 2, 6)));
+    printf(" dW1 column0=%s", llm_put(d, "brk_col0", column(dw1, 0)));
+    printf(" column1=%s", llm_put(d, "brk_col1", column(dw1, 1)));
+    printf(" equal=%s\n", llm_yes(columns_equal(dw1)));
+    llm_demo_check(d, !columns_equal(dw1), "from random weights the gradients differ");
+}
+static void component(llm_demo *d)
+{
+    const size_t two[1] = {2};
+    llm_params *ps = llm_own_params(d), *again = llm_own_params(d);
+    llm_tensor *up = llm_own_tensor(d);
+    llm_rng rng, before, fresh;
+    llm_param first;
+    llm_status st;
+    size_t i, count_before, idx = 0, draws = 0, scalars = 0;
+    int same, replay;
+    llm_rng_seed(&rng, 17);
+    before = rng;
+    if (!(LLM_TRY(d, llm_params_init(ps, &d->err))
+          && LLM_TRY(d, llm_params_init(again, &d->err))
+          && LLM_TRY(d, llm_params_add_const(ps, "final_norm.gain", 1, two, 1.0, 0,
+                                             &d->err))))
+        return;
+    same = memcmp(&rng, &before, sizeof rng) == 0;
+    printf("final_norm.gain=%s generator ", llm_nums(ps->items[0].value.data, 2, 1));
+    printf("%s\n", llm_put(d, "gain_rng", same ? "unchanged" : "advanced"));
+    llm_demo_check(d, same, "a constant draws nothing");
+    memcpy(&first, &ps->items[0], sizeof first);
+    count_before = ps->count;
+    st = add_two_layers(ps, "mlp", 2, 3, 0, &rng, &d->err);
+    llm_refuse(d, "component mlp with d_out 0", st);
+    printf("  %s\n", llm_put(d, "component_message", d->err.message));
+    same = memcmp(&rng, &before, sizeof rng) == 0;
+    printf("after the failed component: generator %s",
+           llm_put(d, "component_rng", same ? "unchanged" : "advanced"));
+    llm_demo_check(d, st == LLM_ERR_ARGUMENT && same, "the refusal drew nothing");
+    same = ps->count == count_before
+           && memcmp(&ps->items[0], &first, sizeof first) == 0;
+    printf(", list of %zu %s\n", ps->count,
+           llm_put(d, "component_list", same ? "unchanged" : "changed"));
+    llm_demo_check(d, same, "the failed component took back its tensors");
+    if (!LLM_TRY(d, add_two_layers(ps, "mlp", 2, 3, 2, &rng, &d->err)))
+        return;
+    for (fresh = before; fresh.state != rng.state && draws < 1000; draws++)
+        fresh.state += UINT64_C(0x9e3779b97f4a7c15);
+    printf("component built: parameters=%zu draws=%s state=%s\n", ps->count,
+           llm_put(d, "draws", llm_text("%zu", draws)), hex(rng.state, 0));
+    for (i = 0; i < ps->count; i++) {
+        const llm_param *p = &ps->items[i];
+        const char *shape = llm_sizes(p->value.shape, p->value.rank);
+        const char *init = p->decay ? "Xavier" : *p->value.data == 1 ? "ones" : "zeros";
+        const char *n = llm_text("%zu", p->decay ? p->value.size : (size_t)0);
+        llm_row(d, "params", llm_text("%zu", i), llm_text("`%s`", p->name), shape, init,
+                llm_text("%d", p->decay), n, NULL);
+        printf("param %zu name=%s shape=%s init=%s decay=%d draws=%s grad=%s\n", i,
+               p->name, shape, init, p->decay, n,
+               llm_nums(p->grad.data, p->grad.size, 0));
+        scalars += p->value.size;
+    }
+    llm_put(d, "n_params", llm_text("%zu", ps->count));
+    llm_put(d, "n_scalars", llm_text("%zu", scalars));
+    llm_rng_seed(&fresh, 17);
+    if (!LLM_TRY(d, llm_xavier_uniform(up, 2, 3, &fresh, &d->err)))
+        return;
+    same = memcmp(up->data, ps->items[1].value.data, 6 * sizeof up->data[0]) == 0;
+    printf("mlp.up.weight vs a fresh seed-17 [2, 3]=%s\n",
+           llm_put(d, "fresh_same", identical(same)));
+    llm_demo_check(d, same && draws == 12, "the component made 12 draws of seed 17");
+    before = rng;
+    count_before = ps->count;
+    st = add_two_layers(ps, "mlp", 2, 3, 2, &rng, &d->err);
+    llm_refuse(d, "component mlp a second time", st);
+    printf("  %s\n", llm_put(d, "dup_message", d->err.message));
+    if (!(llm_demo_check(d, st == LLM_ERR_NAME && ps->count == count_before
+                            && memcmp(&rng, &before, sizeof rng) == 0,
+                         "a taken prefix adds nothing and draws nothing")
+          && LLM_TRY(d, llm_params_find(ps, "mlp.down.weight", &idx, &d->err))))
+        return;
+    printf("find mlp.down.weight=%s\n", llm_put(d, "find_index", llm_text("%zu", idx)));
+
+    llm_rng_seed(&fresh, 17);
+    if (!(LLM_TRY(d, llm_params_add_const(again, "final_norm.gain", 1, two, 1.0, 0,
+                                          &d->err))
+          && LLM_TRY(d, add_two_layers(again, "mlp", 2, 3, 2, &fresh, &d->err))))
+        return;
+    replay = again->count == ps->count;
+    for (i = 0; replay && i < ps->count; i++)
+        replay = strcmp(again->items[i].name, ps->items[i].name) == 0
+                 && memcmp(again->items[i].value.data, ps->items[i].value.data,
+                           ps->items[i].value.size * sizeof(double)) == 0;
+    printf("the list again from seed 17=%s\n",
+           llm_put(d, "list_replay", identical(replay)));
+    llm_demo_check(d, replay, "the list again has the same names and bits");
+}
+static void name_rules(llm_demo *d)
+{
+    static const char *const names[11] = {
+        "blocks.0.ffn.down.weight", "token_embedding.weight", "final_norm.gain",
+        "", ".weight", "ffn.", "ffn..down", "FFN.weight", "ffn-down.weight",
+        "ffn down", NULL};
+    char long_name[LLM_PARAM_NAME_MAX + 1];
+    size_t i;
+    int good = 1;
+    memset(long_name, 'a', LLM_PARAM_NAME_MAX);
+    long_name[LLM_PARAM_NAME_MAX] = '\0';
+    for (i = 0; i < 11; i++) {
+        const char *name = names[i] != NULL ? names[i] : long_name;
+        const char *what = names[i] != NULL ? llm_text("name \"%s\"", name)
+                           : llm_text("name of %d characters", LLM_PARAM_NAME_MAX);
+        const char *shown = names[i] == NULL ? llm_text("%d × `a`", LLM_PARAM_NAME_MAX)
+                            : name[0] == '\0' ? "(empty)" : llm_text("`%s`", name);
+        llm_status st = llm_param_name_check(name, &d->err);
+        good = good && (st == LLM_OK) == (i < 3);
+        if (st == LLM_OK)
+            printf("accept %s\n", what);
+        else
+            printf("reject %s: %s (%s)\n", what, llm_status_name(st), d->err.stage);
+        llm_row(d, "names", shown, llm_status_name(st),
+                st == LLM_OK ? "accepted" : d->err.message, NULL);
+    }
+    llm_demo_check(d, good, "exactly the three good names pass the rules");
+}
+static void refusals(llm_demo *d)
+{
+    const size_t empty[1] = {0}, two[1] = {2}, deep[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+    llm_params *ps = llm_own_params(d), ps_before;
+    llm_rng rng, rng_before;
+    llm_tensor out, marker;          /* refused calls write nothing to free */
+    llm_error *err = &d->err;
+    size_t idx = 99;
+    int untouched;
+    llm_rng_seed(&rng, 17);
+    if (!(LLM_TRY(d, llm_params_init(ps, err))
+          && LLM_TRY(d, llm_params_add_xavier(ps, "w", 2, 2, &rng, err))))
+        return;
+    memcpy(&ps_before, ps, sizeof *ps);
+    rng_before = rng;
+    memset(&out, 0x5a, sizeof out);
+    memcpy(&marker, &out, sizeof out);
+    llm_refuse(d, "xavier without a generator",
+               llm_xavier_uniform(&out, 2, 2, NULL, err));
+    llm_refuse(d, "xavier [0, 3]", llm_xavier_uniform(&out, 0, 3, &rng, err));
+    printf("  %s\n", err->message);
+    llm_refuse(d, "xavier [2^62, 4]",
+               llm_xavier_uniform(&out, SIZE_MAX / 4 + 1, 4, &rng, err));
+    llm_refuse(d, "add_xavier \"w\" a second time",
+               llm_params_add_xavier(ps, "w", 2, 2, &rng, err));
+    llm_refuse(d, "add_xavier \"Layer.weight\"",
+               llm_params_add_xavier(ps, "Layer.weight", 2, 2, &rng, err));
+    printf("  %s\n", err->message);
+    llm_refuse(d, "add_xavier \"v\" [3, 0]",
+               llm_params_add_xavier(ps, "v", 3, 0, &rng, err));
+    llm_refuse(d, "add_const \"b\" = NaN",
+               llm_params_add_const(ps, "b", 1, two, NAN, 0, err));
+    llm_refuse(d, "add_const \"b\" of shape [0]",
+               llm_params_add_const(ps, "b", 1, empty, 0.0, 0, err));
+    llm_refuse(d, "add_const \"b\" of rank 9",
+               llm_params_add_const(ps, "b", 9, deep, 0.0, 0, err));
+    llm_refuse(d, "add_const without a list",
+               llm_params_add_const(NULL, "b", 1, two, 0.0, 0, err));
+    llm_refuse(d, "find \"w.bias\"", llm_params_find(ps, "w.bias", &idx, err));
+    printf("  %s\n", llm_put(d, "find_message", err->message));
+    llm_refuse(d, "init without a list", llm_params_init(NULL, err));
+    untouched = memcmp(ps, &ps_before, sizeof *ps) == 0
+                && memcmp(&rng, &rng_before, sizeof rng) == 0
+                && memcmp(&out, &marker, sizeof out) == 0 && idx == 99;
+    printf("list, generator and outputs untouched after refusals=%s\n",
+           llm_put(d, "untouched", llm_yes(untouched)));
+    llm_demo_check(d, untouched, "refused calls changed no list, generator or output");
 }
 
 int main(int argc, char **argv)
 {
-    llm_trace tr;
-    int ok = 1;
-    int status = llm_demo_start(argc, argv, "ch17-parameter-initialization", &tr);
-    if (status != 0)
-        return status;
-    printf("chapter=17 parameter-initialization\n");
-    {
-        llm_rng rng, copy;
-        uint64_t z[4], m;
-        double u[4];
-        size_t k;
-        int exact = 1;
-        char c[6][96], list[4][24], buf[256];
-
-        llm_rng_seed(&rng, 0);
-        for (k = 0; k < 4; k++) {
-            copy = rng;
-            u[k] = llm_rng_unit(&copy);             /* the same draw as a unit value */
-            z[k] = llm_rng_next_u64(&rng);
-            exact = exact && u[k] >= 0.0 && u[k] < 1.0
-                    && u[k] * 9007199254740992.0 == (double)(z[k] >> 11);
-            snprintf(c[0], sizeof c[0], "%zu", k + 1);
-            hex(c[1], sizeof c[1], rng.state, 1);
-            hex(c[2], sizeof c[2], z[k], 1);
-            hex(list[k], sizeof list[k], z[k], 0);
-            llm_fmt(c[3], sizeof c[3], u[k], 12);
-            fill_row(&tr, "splitmix", 4, c);
-        }
-        snprintf(buf, sizeof buf, "[%s, %s, %s, %s]", list[0], list[1], list[2], list[3]);
-        printf("seed=0 next_u64=%s\n", buf);
-        llm_trace_value(&tr, "seq0", buf);
-        printf("seed=0 unit=%s unit_exact=%s\n", llm_fmt_list(buf, sizeof buf, u, 4, 12),
-               exact ? "yes" : "no");
-        llm_trace_value(&tr, "unit_exact", exact ? "yes" : "no");
-        printf("seed=0 state after 4 draws=%s\n", hex(buf, sizeof buf, rng.state, 0));
-        llm_trace_value(&tr, "state0_4", buf);
-        ok = ok && exact;
-
-        /* the first draw, mixed by hand */
-        m = UINT64_C(0) + UINT64_C(0x9e3779b97f4a7c15);
-        strcpy(c[0], "$s_1 = s_0 + \\gamma$");
-        hex(c[1], sizeof c[1], m, 1);
-        fill_row(&tr, "mix", 2, c);
-        m ^= m >> 30;
-        strcpy(c[0], "$z \\oplus (z \\gg 30)$");
-        hex(c[1], sizeof c[1], m, 1);
-        fill_row(&tr, "mix", 2, c);
-        m *= UINT64_C(0xbf58476d1ce4e5b9);
-        strcpy(c[0], "$\\cdot\\, c_1$");
-        hex(c[1], sizeof c[1], m, 1);
-        fill_row(&tr, "mix", 2, c);
-        m ^= m >> 27;
-        strcpy(c[0], "$z \\oplus (z \\gg 27)$");
-        hex(c[1], sizeof c[1], m, 1);
-        fill_row(&tr, "mix", 2, c);
-        m *= UINT64_C(0x94d049bb133111eb);
-        strcpy(c[0], "$\\cdot\\, c_2$");
-        hex(c[1], sizeof c[1], m, 1);
-        fill_row(&tr, "mix", 2, c);
-        m ^= m >> 31;
-        strcpy(c[0], "$z_1 = z \\oplus (z \\gg 31)$");
-        hex(c[1], sizeof c[1], m, 1);
-        fill_row(&tr, "mix", 2, c);
-        printf("first draw mixed by hand=%s same=%s\n", hex(buf, sizeof buf, m, 0), m == z[0] ? "yes" : "no");
-        ok = ok && m == z[0];
-    }
-    {
-        llm_rng rng, copy;
-        llm_tensor w, again, w18;
-        llm_error err;
-        double limit = sqrt(6.0 / (double)(2 + 2)), var = 2.0 / (double)(2 + 2), u, want;
-        size_t k;
-        int same_bits = 1, replay, differ = 1;
-        char c[6][96], buf[256];
-
-        llm_rng_seed(&rng, 17);
-        copy = rng;
-        if (!llm_demo_ok("ch17", llm_xavier_uniform(&w, 2, 2, &rng, &err), &err))
-            return llm_demo_finish(&tr, 0);
-        for (k = 0; k < 4; k++) {
-            u = llm_rng_unit(&copy);
-            want = limit * (2.0 * u - 1.0);
-            same_bits = same_bits && memcmp(&w.data[k], &want, sizeof want) == 0;
-            snprintf(c[0], sizeof c[0], "%zu", k + 1);
-            snprintf(c[1], sizeof c[1], "[%zu, %zu]", k / 2, k % 2);
-            llm_fmt(c[2], sizeof c[2], u, 12);
-            llm_fmt(c[3], sizeof c[3], 2.0 * u - 1.0, 12);
-            llm_fmt(c[4], sizeof c[4], w.data[k], 12);
-            fill_row(&tr, "xavier", 5, c);
-        }
-        printf("seed=17 shape=[2, 2] limit=%s", llm_fmt(buf, sizeof buf, limit, 12));
-        llm_trace_value(&tr, "limit", buf);
-        printf(" var=%s", llm_fmt(buf, sizeof buf, var, 12));
-        llm_trace_value(&tr, "var", buf);
-        printf(" std=%s\n", llm_fmt(buf, sizeof buf, sqrt(var), 12));
-        llm_trace_value(&tr, "std", buf);
-        printf("seed=17 w=%s from_draws=%s\n", llm_fmt_list(buf, sizeof buf, w.data, 4, 12),
-               same_bits ? "bit-identical" : "different");
-        llm_trace_value(&tr, "w17", buf);
-        printf("seed=17 state after 4 draws=%s\n", hex(buf, sizeof buf, rng.state, 0));
-        llm_trace_value(&tr, "state17_4", buf);
-        ok = ok && same_bits;
-
-        llm_rng_seed(&rng, 17);
-        if (!llm_demo_ok("ch17", llm_xavier_uniform(&again, 2, 2, &rng, &err), &err))
-            return llm_demo_finish(&tr, 0);
-        replay = memcmp(w.data, again.data, 4 * sizeof w.data[0]) == 0;
-        llm_rng_seed(&rng, 18);
-        if (!llm_demo_ok("ch17", llm_xavier_uniform(&w18, 2, 2, &rng, &err), &err))
-            return llm_demo_finish(&tr, 0);
-        for (k = 0; k < 4; k++) {
-            differ = differ && w18.data[k] != w.data[k];
-            snprintf(c[0], sizeof c[0], "%zu", k + 1);
-            llm_fmt(c[1], sizeof c[1], w18.data[k], 12);
-            fill_row(&tr, "seed18", 2, c);
-        }
-        printf("seed=17 again=%s\n", replay ? "bit-identical" : "different");
-        llm_trace_value(&tr, "replay", replay ? "bit-identical" : "different");
-        printf("seed=18 w=%s differs_everywhere=%s\n",
-               llm_fmt_list(buf, sizeof buf, w18.data, 4, 12), differ ? "yes" : "no");
-        llm_trace_value(&tr, "w18", buf);
-        ok = ok && replay && differ;
-        llm_tensor_free(&w);
-        llm_tensor_free(&again);
-        llm_tensor_free(&w18);
-    }
-    {
-        static const size_t fans[4][2] = {{2, 2}, {4, 2}, {5, 4}, {200, 300}};
-        llm_rng rng;
-        llm_tensor w;
-        llm_error err;
-        double limit = 0.0, var = 0.0, mean = 0.0, sq = 0.0, big = 0.0;
-        size_t r, i;
-        char c[6][96];
-
-        for (r = 0; r < 4; r++) {
-            size_t sum = fans[r][0] + fans[r][1];
-            limit = sqrt(6.0 / (double)sum);
-            var = 2.0 / (double)sum;
-            snprintf(c[0], sizeof c[0], "[%zu, %zu]", fans[r][0], fans[r][1]);
-            snprintf(c[1], sizeof c[1], "%zu", sum);
-            llm_fmt(c[2], sizeof c[2], var, 12);
-            llm_fmt(c[3], sizeof c[3], sqrt(var), 12);
-            llm_fmt(c[4], sizeof c[4], limit, 12);
-            fill_row(&tr, "limits", 5, c);
-            printf("shape=%s var=%s std=%s limit=%s\n", c[0], c[2], c[3], c[4]);
-            if (r == 1) {
-                llm_trace_value(&tr, "limit42", c[4]);
-                llm_trace_value(&tr, "std42", c[3]);
-            }
-            if (r == 2)
-                llm_trace_value(&tr, "limit_token", c[4]);
-        }
-        llm_rng_seed(&rng, 17);
-        if (!llm_demo_ok("ch17", llm_xavier_uniform(&w, 200, 300, &rng, &err), &err))
-            return llm_demo_finish(&tr, 0);
-        for (i = 0; i < w.size; i++) {
-            mean += w.data[i];
-            if (fabs(w.data[i]) > big)
-                big = fabs(w.data[i]);
-        }
-        mean /= (double)w.size;
-        for (i = 0; i < w.size; i++)
-            sq += (w.data[i] - mean) * (w.data[i] - mean);
-        printf("seed=17 shape=[200, 300] mean=%s", llm_fmt(c[0], sizeof c[0], mean, 6));
-        printf(" var=%s target=%s", llm_fmt(c[1], sizeof c[1], sq / (double)w.size, 6),
-               llm_fmt(c[2], sizeof c[2], var, 6));
-        printf(" max_abs=%s limit=%s\n", llm_fmt(c[3], sizeof c[3], big, 6),
-               llm_fmt(c[4], sizeof c[4], limit, 6));
-        llm_trace_value(&tr, "emp_mean", c[0]);
-        llm_trace_value(&tr, "emp_var", c[1]);
-        llm_trace_value(&tr, "emp_target", c[2]);
-        llm_trace_value(&tr, "emp_max", c[3]);
-        llm_trace_value(&tr, "emp_limit", c[4]);
-        ok = ok && big <= limit;
-        llm_tensor_free(&w);
-    }
-    {
-        double w1[2][2] = {{0.0, 0.0}, {0.0, 0.0}}, w2[2] = {0.5, 0.5};
-        double dw1[2][2], dw2[2], gy, loss;
-        llm_rng rng;
-        llm_tensor a, b;
-        llm_error err;
-        size_t k;
-        int symmetric = 1;
-        char c[6][96];
-
-        tiny_grad(w1, w2, dw1, dw2, &gy);
-        printf("zero start dL/dy=%s", llm_fmt(c[0], sizeof c[0], gy, 6));
-        llm_trace_value(&tr, "sym_gy", c[0]);
-        printf(" dW1 column0=%s", column(c[1], sizeof c[1], dw1, 0));
-        printf(" column1=%s", column(c[2], sizeof c[2], dw1, 1));
-        printf(" dW2=%s\n", llm_fmt_list(c[3], sizeof c[3], dw2, 2, 6));
-        llm_trace_value(&tr, "sym_col0", c[1]);
-        llm_trace_value(&tr, "sym_col1", c[2]);
-        llm_trace_value(&tr, "sym_dw2", c[3]);
-        symmetric = columns_equal(dw1);
-        for (k = 0; k <= 3; k++) {
-            symmetric = symmetric && columns_equal(w1)
-                        && memcmp(&w2[0], &w2[1], sizeof w2[0]) == 0;
-            snprintf(c[0], sizeof c[0], "%zu", k);
-            column(c[1], sizeof c[1], w1, 0);
-            column(c[2], sizeof c[2], w1, 1);
-            llm_fmt_list(c[3], sizeof c[3], w2, 2, 6);
-            loss = k < 3 ? tiny_step(w1, w2, 0.1) : tiny_grad(w1, w2, dw1, dw2, &gy);
-            llm_fmt(c[4], sizeof c[4], loss, 6);
-            fill_row(&tr, "symmetry", 5, c);
-            printf("step %zu W1 columns=%s %s W2=%s loss=%s\n", k, c[1], c[2], c[3], c[4]);
-        }
-        printf("zero start after 3 steps units=%s\n", symmetric ? "bit-identical" : "different");
-        llm_trace_value(&tr, "sym_equal", symmetric ? "bit-identical" : "different");
-        llm_trace_value(&tr, "sym_steps", "3");
-        ok = ok && symmetric && gy > 0.0;
-
-        llm_rng_seed(&rng, 17);
-        if (!llm_demo_ok("ch17", llm_xavier_uniform(&a, 2, 2, &rng, &err), &err))
-            return llm_demo_finish(&tr, 0);
-        if (!llm_demo_ok("ch17", llm_xavier_uniform(&b, 2, 1, &rng, &err), &err)) {
-            llm_tensor_free(&a);
-            return llm_demo_finish(&tr, 0);
-        }
-        memcpy(w1, a.data, sizeof w1);
-        memcpy(w2, b.data, sizeof w2);
-        tiny_grad(w1, w2, dw1, dw2, &gy);
-        printf("random start W2=%s", llm_fmt_list(c[0], sizeof c[0], w2, 2, 6));
-        printf(" dW1 column0=%s column1=%s equal=%s\n", column(c[1], sizeof c[1], dw1, 0),
-               column(c[2], sizeof c[2], dw1, 1), columns_equal(dw1) ? "yes" : "no");
-        llm_trace_value(&tr, "brk_w2", c[0]);
-        llm_trace_value(&tr, "brk_col0", c[1]);
-        llm_trace_value(&tr, "brk_col1", c[2]);
-        ok = ok && !columns_equal(dw1);
-        llm_tensor_free(&a);
-        llm_tensor_free(&b);
-    }
-    {
-        const size_t two[1] = {2};
-        llm_params ps, again;
-        llm_rng rng, before, fresh;
-        llm_param first;
-        llm_tensor up;
-        llm_error err;
-        llm_status st;
-        size_t i, count_before, idx = 0, draws = 0, scalars = 0;
-        int rng_same, list_same, fresh_same, replay = 1, no_draws;
-        char c[6][96], buf[256];
-
-        if (!llm_demo_ok("ch17", llm_params_init(&ps, &err), &err)
-            || !llm_demo_ok("ch17", llm_params_init(&again, &err), &err))
-            return llm_demo_finish(&tr, 0);
-        llm_rng_seed(&rng, 17);
-        before = rng;
-        ok = ok && llm_demo_ok("ch17", llm_params_add_const(&ps, "final_norm.gain", 1, two, 1.0, 0,
-                                                            &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        no_draws = memcmp(&rng, &before, sizeof rng) == 0;
-        printf("final_norm.gain=%s generator %s\n",
-               llm_fmt_list(buf, sizeof buf, ps.items[0].value.data, 2, 1),
-               no_draws ? "unchanged" : "advanced");
-        llm_trace_value(&tr, "gain_rng", no_draws ? "unchanged" : "advanced");
-        ok = ok && no_draws;
-
-        memcpy(&first, &ps.items[0], sizeof first);
-        count_before = ps.count;
-        st = add_two_layers(&ps, "mlp", 2, 3, 0, &rng, &err);
-        llm_demo_refusal(&tr, "component mlp with d_out 0", st, &err);
-        printf("  %s\n", err.message);
-        llm_trace_value(&tr, "component_message", err.message);
-        rng_same = memcmp(&rng, &before, sizeof rng) == 0;
-        list_same = ps.count == count_before && memcmp(&ps.items[0], &first, sizeof first) == 0;
-        printf("after the failed component: generator %s, list of %zu %s\n",
-               rng_same ? "unchanged" : "advanced", ps.count, list_same ? "unchanged" : "changed");
-        llm_trace_value(&tr, "component_rng", rng_same ? "unchanged" : "advanced");
-        llm_trace_value(&tr, "component_list", list_same ? "unchanged" : "changed");
-        ok = ok && st == LLM_ERR_ARGUMENT && rng_same && list_same;
-        if (!llm_demo_ok("ch17", add_two_layers(&ps, "mlp", 2, 3, 2, &rng, &err), &err)) {
-            llm_params_free(&ps);
-            llm_params_free(&again);
-            return llm_demo_finish(&tr, 0);
-        }
-        fresh = before;
-        while (fresh.state != rng.state && draws < 1000) {
-            fresh.state += UINT64_C(0x9e3779b97f4a7c15);
-            draws++;
-        }
-        printf("component built: parameters=%zu draws=%zu state=%s\n", ps.count, draws,
-               hex(buf, sizeof buf, rng.state, 0));
-        snprintf(buf, sizeof buf, "%zu", draws);
-        llm_trace_value(&tr, "draws", buf);
-        for (i = 0; i < ps.count; i++) {
-            const llm_param *p = &ps.items[i];
-            snprintf(c[0], sizeof c[0], "%zu", i);
-            snprintf(c[1], sizeof c[1], "`%s`", p->name);
-            llm_fmt_sizes(c[2], sizeof c[2], p->value.shape, p->value.rank);
-            snprintf(c[3], sizeof c[3], "%s", p->decay ? "Xavier" : p->value.data[0] == 1.0 ? "ones" : "zeros");
-            snprintf(c[4], sizeof c[4], "%d", p->decay);
-            snprintf(c[5], sizeof c[5], "%zu", p->decay ? p->value.size : (size_t)0);
-            fill_row(&tr, "params", 6, c);
-            printf("param %s name=%s shape=%s init=%s decay=%s draws=%s grad=%s\n", c[0], p->name,
-                   c[2], c[3], c[4], c[5], llm_fmt_list(buf, sizeof buf, p->grad.data, p->grad.size, 0));
-            scalars += p->value.size;
-        }
-        snprintf(buf, sizeof buf, "%zu", ps.count);
-        llm_trace_value(&tr, "n_params", buf);
-        snprintf(buf, sizeof buf, "%zu", scalars);
-        llm_trace_value(&tr, "n_scalars", buf);
-        llm_rng_seed(&fresh, 17);
-        if (!llm_demo_ok("ch17", llm_xavier_uniform(&up, 2, 3, &fresh, &err), &err)) {
-            llm_params_free(&ps);
-            llm_params_free(&again);
-            return llm_demo_finish(&tr, 0);
-        }
-        fresh_same = memcmp(up.data, ps.items[1].value.data, 6 * sizeof up.data[0]) == 0;
-        llm_tensor_free(&up);
-        printf("mlp.up.weight vs a fresh seed-17 [2, 3]=%s\n",
-               fresh_same ? "bit-identical" : "different");
-        llm_trace_value(&tr, "fresh_same", fresh_same ? "bit-identical" : "different");
-        ok = ok && fresh_same && draws == 12;
-        before = rng;
-        count_before = ps.count;
-        st = add_two_layers(&ps, "mlp", 2, 3, 2, &rng, &err);
-        llm_demo_refusal(&tr, "component mlp a second time", st, &err);
-        printf("  %s\n", err.message);
-        llm_trace_value(&tr, "dup_message", err.message);
-        ok = ok && st == LLM_ERR_NAME && ps.count == count_before
-             && memcmp(&rng, &before, sizeof rng) == 0;
-
-        ok = ok && llm_demo_ok("ch17", llm_params_find(&ps, "mlp.down.weight", &idx, &err), &err);
-        printf("find mlp.down.weight=%zu\n", idx);
-        snprintf(buf, sizeof buf, "%zu", idx);
-        llm_trace_value(&tr, "find_index", buf);
-
-        llm_rng_seed(&fresh, 17);
-        ok = ok && llm_demo_ok("ch17", llm_params_add_const(&again, "final_norm.gain", 1, two, 1.0, 0,
-                                                            &err), &err)
-             && llm_demo_ok("ch17", add_two_layers(&again, "mlp", 2, 3, 2, &fresh, &err), &err);
-        replay = ok && again.count == ps.count;
-        for (i = 0; replay && i < ps.count; i++)
-            replay = strcmp(again.items[i].name, ps.items[i].name) == 0
-                     && memcmp(again.items[i].value.data, ps.items[i].value.data,
-                               ps.items[i].value.size * sizeof(double)) == 0;
-        printf("the list again from seed 17=%s\n", replay ? "bit-identical" : "different");
-        llm_trace_value(&tr, "list_replay", replay ? "bit-identical" : "different");
-        ok = ok && replay;
-        llm_params_free(&ps);
-        llm_params_free(&again);
-    }
-    {
-        static const char *const names[11] = {
-            "blocks.0.ffn.down.weight", "token_embedding.weight", "final_norm.gain",
-            "", ".weight", "ffn.", "ffn..down", "FFN.weight", "ffn-down.weight",
-            "ffn down", NULL};
-        char long_name[LLM_PARAM_NAME_MAX + 1], shown[96], what[128], c[3][256];
-        const char *cells[3] = {c[0], c[1], c[2]};
-        llm_error err;
-        llm_status st;
-        size_t i;
-        int good = 1;
-
-        memset(long_name, 'a', LLM_PARAM_NAME_MAX);
-        long_name[LLM_PARAM_NAME_MAX] = '\0';
-        for (i = 0; i < 11; i++) {
-            const char *name = names[i] != NULL ? names[i] : long_name;
-            if (names[i] == NULL)
-                snprintf(shown, sizeof shown, "%d × `a`", LLM_PARAM_NAME_MAX);
-            else if (name[0] == '\0')
-                snprintf(shown, sizeof shown, "(empty)");
-            else
-                snprintf(shown, sizeof shown, "`%s`", name);
-            st = llm_param_name_check(name, &err);
-            good = good && (st == LLM_OK) == (i < 3);
-            if (names[i] == NULL)
-                snprintf(what, sizeof what, "name of %d characters", LLM_PARAM_NAME_MAX);
-            else
-                snprintf(what, sizeof what, "name \"%s\"", name);
-            if (st == LLM_OK)
-                printf("accept %s\n", what);
-            else
-                printf("reject %s: %s (%s)\n", what, llm_status_name(st), err.stage);
-            snprintf(c[0], sizeof c[0], "%s", shown);
-            snprintf(c[1], sizeof c[1], "%s", llm_status_name(st));
-            snprintf(c[2], sizeof c[2], "%s", st == LLM_OK ? "accepted" : err.message);
-            llm_trace_row(&tr, "names", 3, cells);
-        }
-        ok = ok && good;
-    }
-    {
-        const size_t empty[1] = {0}, two[1] = {2}, deep[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-        llm_params ps, ps_before;
-        llm_rng rng, rng_before;
-        llm_tensor out, marker;
-        llm_error err;
-        size_t idx = 99;
-        int untouched;
-
-        llm_rng_seed(&rng, 17);
-        if (!llm_demo_ok("ch17", llm_params_init(&ps, &err), &err)
-            || !llm_demo_ok("ch17", llm_params_add_xavier(&ps, "w", 2, 2, &rng, &err), &err))
-            return llm_demo_finish(&tr, 0);
-        memcpy(&ps_before, &ps, sizeof ps);
-        rng_before = rng;
-        memset(&out, 0x5a, sizeof out);
-        memcpy(&marker, &out, sizeof out);
-        llm_demo_refusal(&tr, "xavier without a generator",
-                         llm_xavier_uniform(&out, 2, 2, NULL, &err), &err);
-        llm_demo_refusal(&tr, "xavier [0, 3]", llm_xavier_uniform(&out, 0, 3, &rng, &err), &err);
-        printf("  %s\n", err.message);
-        llm_demo_refusal(&tr, "xavier [2^62, 4]",
-                         llm_xavier_uniform(&out, SIZE_MAX / 4 + 1, 4, &rng, &err), &err);
-        llm_demo_refusal(&tr, "add_xavier \"w\" a second time",
-                         llm_params_add_xavier(&ps, "w", 2, 2, &rng, &err), &err);
-        llm_demo_refusal(&tr, "add_xavier \"Layer.weight\"",
-                         llm_params_add_xavier(&ps, "Layer.weight", 2, 2, &rng, &err), &err);
-        printf("  %s\n", err.message);
-        llm_demo_refusal(&tr, "add_xavier \"v\" [3, 0]",
-                         llm_params_add_xavier(&ps, "v", 3, 0, &rng, &err), &err);
-        llm_demo_refusal(&tr, "add_const \"b\" = NaN",
-                         llm_params_add_const(&ps, "b", 1, two, NAN, 0, &err), &err);
-        llm_demo_refusal(&tr, "add_const \"b\" of shape [0]",
-                         llm_params_add_const(&ps, "b", 1, empty, 0.0, 0, &err), &err);
-        llm_demo_refusal(&tr, "add_const \"b\" of rank 9",
-                         llm_params_add_const(&ps, "b", 9, deep, 0.0, 0, &err), &err);
-        llm_demo_refusal(&tr, "add_const without a list",
-                         llm_params_add_const(NULL, "b", 1, two, 0.0, 0, &err), &err);
-        llm_demo_refusal(&tr, "find \"w.bias\"", llm_params_find(&ps, "w.bias", &idx, &err), &err);
-        printf("  %s\n", err.message);
-        llm_trace_value(&tr, "find_message", err.message);
-        llm_demo_refusal(&tr, "init without a list", llm_params_init(NULL, &err), &err);
-        untouched = memcmp(&ps, &ps_before, sizeof ps) == 0
-                    && memcmp(&rng, &rng_before, sizeof rng) == 0
-                    && memcmp(&out, &marker, sizeof out) == 0 && idx == 99;
-        printf("list, generator and outputs untouched after refusals=%s\n",
-               untouched ? "yes" : "no");
-        llm_trace_value(&tr, "untouched", untouched ? "yes" : "no");
-        ok = ok && untouched;
-        llm_params_free(&ps);
-    }
-    return llm_demo_finish(&tr, ok);
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, "ch17-parameter-initialization") != 0)
+        return 2;
+    llm_demo_run(&d, seed_zero);
+    llm_demo_run(&d, seed_seventeen);
+    llm_demo_run(&d, limits);
+    llm_demo_run(&d, symmetry);
+    llm_demo_run(&d, component);
+    llm_demo_run(&d, name_rules);
+    llm_demo_run(&d, refusals);
+    return llm_demo_end(&d);
 }
