@@ -1,6 +1,6 @@
 /* ch22-adamw -- AdamW: moments, bias correction, decoupled decay, clipping. */
 #include <math.h>
-#include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,65 +10,71 @@
 
 /* beta1, beta2, eps, weight decay of the predict-first fixture. */
 static const llm_adamw_config fixture_config = {0.5, 0.5, 0.1, 0.1};
+static const double zeros[3], ones[4] = {1.0, 1.0, 1.0, 1.0}, threes[2] = {3.0, 3.0};
 
-/* Appends a rank-1 parameter holding values[0..n-1], with a zero gradient. */
-static llm_status add_vector(llm_params *ps, const char *name, size_t n,
-                             const double *values, int decay, llm_error *err)
+static void release_adamw(void *opt)
 {
-    const size_t shape[1] = {n};
-    llm_status st = llm_params_add_const(ps, name, 1, shape, 0.0, decay, err);
-    if (st == LLM_OK)
-        memcpy(ps->items[ps->count - 1].value.data, values, n * sizeof values[0]);
-    return st;
+    llm_adamw_free(opt);
 }
 
-/* Prints "key=[a, b]" with six decimals and keeps the list as trace value key. */
-static void show_list(llm_trace *tr, const char *key, const double *x, size_t n)
+/* A list the demo owns: for each name up to NULL, a rank-1 parameter; two
+   ints follow the name, its number of values, taken in turn from values,
+   and its decay flag. The gradients are zero. */
+static llm_params *new_list(llm_demo *d, const double *values, ...)
 {
-    char buf[256];
-    llm_fmt_list(buf, sizeof buf, x, n, 6);
-    printf("%s=%s\n", key, buf);
-    llm_trace_value(tr, key, buf);
+    llm_params *ps = llm_own_params(d);
+    const char *name;
+    va_list ap;
+    (void)LLM_TRY(d, llm_params_init(ps, &d->err));
+    va_start(ap, values);
+    while (d->ok && (name = va_arg(ap, const char *)) != NULL) {
+        const size_t n = (size_t)va_arg(ap, int);
+        const int decay = va_arg(ap, int);
+        if (LLM_TRY(d, llm_params_add_const(ps, name, 1, &n, 0.0, decay, &d->err)))
+            memcpy(ps->items[ps->count - 1].value.data, values, n * sizeof *values);
+        values += n;
+    }
+    va_end(ap);
+    return ps;
 }
 
-/* Prints "key=x" with six decimals and keeps x as trace value key. */
-static void show_value(llm_trace *tr, const char *key, double x)
+/* AdamW with config over ps, owned by the demo. */
+static llm_adamw *new_adamw(llm_demo *d, const llm_params *ps,
+                            const llm_adamw_config *config)
 {
-    char buf[64];
-    llm_fmt(buf, sizeof buf, x, 6);
-    printf("%s=%s\n", key, buf);
-    llm_trace_value(tr, key, buf);
+    llm_adamw *opt = llm_own(d, sizeof *opt, release_adamw);
+    (void)LLM_TRY(d, llm_adamw_init(opt, ps, config, &d->err));
+    return opt;
+}
+
+static llm_status step_unscaled(llm_demo *d, llm_adamw *opt, llm_params *ps, double lr)
+{
+    return llm_adamw_step(opt, ps, LLM_GRAD_UNSCALED, lr, &d->err);
 }
 
 /* x with six significant digits: "5", "0.2", "5e+200", "inf". */
-static char *sig6(char *buf, size_t size, double x)
+static const char *sig6(double x)
 {
-    snprintf(buf, size, "%.6g", x);
-    return buf;
+    return llm_text("%.6g", x);
 }
-static int fixture_step(llm_trace *tr)
+static void fixture_step(llm_demo *d)
 {
     static const double theta[2] = {1.0, -2.0}, grad[2] = {0.2, -0.4};
-    const double lr = 0.1;
-    llm_params ps;
-    llm_adamw opt;
+    llm_params *ps = new_list(d, theta, "w", 2, 1, NULL);
+    llm_adamw *opt = new_adamw(d, ps, &fixture_config);
     llm_adamw_terms t[2];
-    llm_error err;
     size_t j;
-    int ok;
-    memset(&ps, 0, sizeof ps);
-    memset(&opt, 0, sizeof opt);
-    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
-         && llm_demo_ok("ch22", add_vector(&ps, "w", 2, theta, 1, &err), &err)
-         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
-    if (ok)
-        memcpy(ps.items[0].grad.data, grad, sizeof grad);
-    for (j = 0; ok && j < 2; j++)
-        ok = llm_demo_ok("ch22", llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 1, theta[j],
-                                                      grad[j], 0.0, 0.0, &t[j], &err), &err);
-    ok = ok && llm_demo_ok("ch22",
-                           llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err), &err);
-    if (ok) {
+    if (!d->ok)
+        return;
+    memcpy(ps->items[0].grad.data, grad, sizeof grad);
+    for (j = 0; j < 2; j++)
+        (void)LLM_TRY(d, llm_adamw_coordinate(opt, LLM_GRAD_UNSCALED, 0.1, 1, theta[j],
+                                              grad[j], 0.0, 0.0, &t[j], &d->err));
+    if (!LLM_TRY(d, step_unscaled(d, opt, ps, 0.1)))
+        return;
+    printf("fixture theta=[1, -2] g=[0.2, -0.4] lr=0.1 beta1=0.5 beta2=0.5 eps=0.1 "
+           "lambda=0.1\n");
+    {
         static const char *const key[7] = {"m", "v", "m_hat", "v_hat", "adaptive",
                                            "decay", "theta"};
         static const char *const formula[7] = {
@@ -78,119 +84,70 @@ static int fixture_step(llm_trace *tr)
             "$d_1 = \\eta\\lambda\\,\\theta_0$", "$\\theta_1 = \\theta_0 - s_1 - d_1$"};
         const double q[7][2] = {{t[0].m, t[1].m}, {t[0].v, t[1].v},
                                 {t[0].m_hat, t[1].m_hat}, {t[0].v_hat, t[1].v_hat},
-                                {t[0].adaptive, t[1].adaptive}, {t[0].decay, t[1].decay},
-                                {t[0].theta, t[1].theta}};
-        const llm_adamw_moment *mo = &opt.moments[0];
-        char c[2][64];
-        size_t r;
-        int applied = 1;
-        printf("fixture theta=[1, -2] g=[0.2, -0.4] lr=0.1 beta1=0.5 beta2=0.5 eps=0.1 "
-               "lambda=0.1\n");
-        for (r = 0; r < 7; r++) {
-            const char *cells[3] = {formula[r], c[0], c[1]};
-            show_list(tr, key[r], q[r], 2);
-            llm_fmt(c[0], sizeof c[0], q[r][0], 6);
-            llm_fmt(c[1], sizeof c[1], q[r][1], 6);
-            llm_trace_row(tr, "fixture", 3, cells);
+                                {t[0].adaptive, t[1].adaptive},
+                                {t[0].decay, t[1].decay}, {t[0].theta, t[1].theta}};
+        int applied;
+        for (j = 0; j < 7; j++) {
+            printf("%s=%s\n", key[j], llm_put(d, key[j], llm_nums(q[j], 2, 6)));
+            llm_row(d, "fixture", formula[j], llm_num(q[j][0], 6), llm_num(q[j][1], 6),
+                    NULL);
         }
-        llm_trace_value(tr, "step1", llm_fmt(c[0], sizeof c[0], t[0].adaptive, 6));
-        for (j = 0; j < 2; j++)           /* the step wrote exactly these terms */
-            applied = applied
-                      && memcmp(&ps.items[0].value.data[j], &t[j].theta, sizeof(double))
-                         == 0
-                      && memcmp(&mo->m.data[j], &t[j].m, sizeof(double)) == 0
-                      && memcmp(&mo->v.data[j], &t[j].v, sizeof(double)) == 0;
-        llm_fmt(c[0], sizeof c[0], opt.p1, 6);
-        llm_fmt(c[1], sizeof c[1], opt.p2, 6);
-        printf("state steps=%zu p1=%s p2=%s terms_applied=%s\n", opt.steps, c[0], c[1],
-               applied ? "exact" : "changed");
-        llm_trace_value(tr, "applied", applied ? "exact" : "changed");
-        ok = ok && applied;
+        llm_put(d, "step1", llm_num(t[0].adaptive, 6));
+        applied = memcmp(ps->items[0].value.data, q[6], sizeof q[6]) == 0   /* theta */
+                  && memcmp(opt->moments[0].m.data, q[0], sizeof q[0]) == 0
+                  && memcmp(opt->moments[0].v.data, q[1], sizeof q[1]) == 0;
+        printf("state steps=%zu p1=%s p2=%s", opt->steps, llm_num(opt->p1, 6),
+               llm_num(opt->p2, 6));
+        printf(" terms_applied=%s\n",
+               llm_put(d, "applied", applied ? "exact" : "changed"));
+        llm_demo_check(d, applied, "the step wrote exactly the predicted terms");
     }
-    llm_adamw_free(&opt);
-    llm_params_free(&ps);
-    return ok;
 }
-static int bias_correction(llm_trace *tr)
+static void bias_correction(llm_demo *d)
 {
-    const size_t one[1] = {1};
-    const double g = 0.2, lr = 0.1;
-    llm_params ps;
-    llm_adamw opt;
-    llm_error err;
-    size_t step;
-    int ok;
-    memset(&ps, 0, sizeof ps);
-    memset(&opt, 0, sizeof opt);
-    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
-         && llm_demo_ok("ch22", llm_params_add_const(&ps, "u", 1, one, 0.0, 0, &err), &err)
-         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
-    for (step = 1; ok && step <= 3; step++) {
-        llm_adamw_terms t;
-        char c[7][32];
-        const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
-        ps.items[0].grad.data[0] = g;
-        ok = llm_demo_ok("ch22",
-                         llm_adamw_coordinate(&opt, LLM_GRAD_UNSCALED, lr, 0,
-                                              ps.items[0].value.data[0], g,
-                                              opt.moments[0].m.data[0],
-                                              opt.moments[0].v.data[0], &t, &err), &err)
-             && llm_demo_ok("ch22",
-                            llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr, &err), &err);
-        if (!ok)
-            break;
-        ok = opt.moments[0].m.data[0] == t.m && opt.moments[0].v.data[0] == t.v;
-        snprintf(c[0], sizeof c[0], "%zu", opt.steps);
-        llm_fmt(c[1], sizeof c[1], opt.p1, 6);
-        llm_fmt(c[2], sizeof c[2], t.m, 6);
-        llm_fmt(c[3], sizeof c[3], t.m_hat, 6);
-        llm_fmt(c[4], sizeof c[4], t.v, 6);
-        llm_fmt(c[5], sizeof c[5], t.v_hat, 6);
-        llm_fmt(c[6], sizeof c[6], t.adaptive, 6);
-        printf("bias t=%s beta^t=%s m=%s m_hat=%s v=%s v_hat=%s s=%s\n",
-               c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
-        llm_trace_row(tr, "bias", 7, cells);
-        if (step == 3) {
-            llm_trace_value(tr, "bias_m3", c[2]);
-            llm_trace_value(tr, "bias_mhat3", c[3]);
+    llm_params *ps = new_list(d, zeros, "u", 1, 0, NULL);
+    llm_adamw *opt = new_adamw(d, ps, &fixture_config);
+    llm_adamw_terms t;
+    size_t k;
+    for (k = 1; d->ok && k <= 3; k++) {
+        ps->items[0].grad.data[0] = 0.2;
+        if (!(LLM_TRY(d, llm_adamw_coordinate(opt, LLM_GRAD_UNSCALED, 0.1, 0,
+                                              ps->items[0].value.data[0], 0.2,
+                                              opt->moments[0].m.data[0],
+                                              opt->moments[0].v.data[0], &t, &d->err))
+              && LLM_TRY(d, step_unscaled(d, opt, ps, 0.1))))
+            return;
+        llm_demo_check(d, opt->moments[0].m.data[0] == t.m
+                          && opt->moments[0].v.data[0] == t.v,
+                       "the step wrote the moments llm_adamw_coordinate gave");
+        printf("bias t=%zu beta^t=%s m=%s m_hat=%s v=%s v_hat=%s s=%s\n", opt->steps,
+               llm_num(opt->p1, 6), llm_num(t.m, 6), llm_num(t.m_hat, 6),
+               llm_num(t.v, 6), llm_num(t.v_hat, 6), llm_num(t.adaptive, 6));
+        llm_row(d, "bias", llm_text("%zu", opt->steps), llm_num(opt->p1, 6),
+                llm_num(t.m, 6), llm_num(t.m_hat, 6), llm_num(t.v, 6),
+                llm_num(t.v_hat, 6), llm_num(t.adaptive, 6), NULL);
+        if (k == 3) {
+            llm_put(d, "bias_m3", llm_num(t.m, 6));
+            llm_put(d, "bias_mhat3", llm_num(t.m_hat, 6));
         }
     }
-    llm_adamw_free(&opt);
-    llm_params_free(&ps);
-    return ok;
 }
-static int zero_gradient(llm_trace *tr)
+static void zero_gradient(llm_demo *d)
 {
-    static const char *const name[2] = {"w", "norm.gain"};
-    const size_t one[1] = {1};
-    llm_params ps;
-    llm_adamw opt;
-    llm_error err;
+    llm_params *ps = new_list(d, threes, "w", 1, 1, "norm.gain", 1, 0, NULL);
+    llm_adamw *opt = new_adamw(d, ps, &fixture_config);
     size_t i;
-    int ok;
-    memset(&ps, 0, sizeof ps);
-    memset(&opt, 0, sizeof opt);
-    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
-         && llm_demo_ok("ch22", llm_params_add_const(&ps, name[0], 1, one, 3.0, 1, &err), &err)
-         && llm_demo_ok("ch22", llm_params_add_const(&ps, name[1], 1, one, 3.0, 0, &err), &err)
-         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err)
-         && llm_demo_ok("ch22", llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
-    for (i = 0; ok && i < 2; i++) {
-        char c[4][32];
-        const char *cells[4] = {c[0], c[1], c[2], c[3]};
-        snprintf(c[0], sizeof c[0], "`%s`", name[i]);
-        snprintf(c[1], sizeof c[1], "$\\delta = %d$", ps.items[i].decay);
-        llm_fmt(c[2], sizeof c[2], 3.0, 6);
-        llm_fmt(c[3], sizeof c[3], ps.items[i].value.data[0], 6);
-        printf("zero gradient %s decay=%d: 3 -> %s\n", name[i], ps.items[i].decay,
-               c[3]);
-        llm_trace_row(tr, "groups", 4, cells);
-        llm_trace_value(tr, i == 0 ? "zero_decay" : "zero_gain", c[3]);
+    if (!LLM_TRY(d, step_unscaled(d, opt, ps, 0.1)))
+        return;
+    for (i = 0; i < 2; i++) {
+        const llm_param *p = &ps->items[i];
+        const char *after = llm_num(p->value.data[0], 6);
+        printf("zero gradient %s decay=%d: 3 -> %s\n", p->name, p->decay, after);
+        llm_row(d, "groups", llm_text("`%s`", p->name),
+                llm_text("$\\delta = %d$", p->decay), llm_num(3.0, 6), after, NULL);
+        llm_put(d, i == 0 ? "zero_decay" : "zero_gain", after);
     }
-    ok = ok && ps.items[1].value.data[0] == 3.0;     /* the gain did not move */
-    llm_adamw_free(&opt);
-    llm_params_free(&ps);
-    return ok;
+    llm_demo_check(d, ps->items[1].value.data[0] == 3.0, "the gain did not move");
 }
 /* f(x, y) = (x^2 + 4 y^2) / 2 at p; adds its gradient (x, 4y) into grad. */
 static double bowl(const double *p, double *grad)
@@ -200,434 +157,283 @@ static double bowl(const double *p, double *grad)
     return 0.5 * (p[0] * p[0] + 4.0 * p[1] * p[1]);
 }
 
-static int bowl_race(llm_trace *tr)
+/* Clears the gradients of ps and accumulates the bowl's at its values. */
+static int bowl_backward(llm_demo *d, llm_params *ps)
 {
-    static const double start[2] = {1.0, 1.0};
-    const double lr = 0.1;
-    double sgd[2] = {1.0, 1.0}, f_sgd = 0.0, f_adamw = 0.0;
-    llm_params ps;
-    llm_adamw opt;
-    llm_error err;
-    size_t step;
-    int ok;
-    memset(&ps, 0, sizeof ps);
-    memset(&opt, 0, sizeof opt);
-    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
-         && llm_demo_ok("ch22", add_vector(&ps, "p", 2, start, 1, &err), &err)
-         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
-    for (step = 0; ok && step <= 4; step++) {
-        double *p = ps.items[0].value.data, g[2] = {0.0, 0.0};
-        char c[5][32];
-        const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
-        if (step > 0) {
-            bowl(sgd, g);                          /* plain gradient descent */
-            sgd[0] -= lr * g[0];
-            sgd[1] -= lr * g[1];
-            ok = llm_demo_ok("ch22", llm_params_zero_grad(&ps, &err), &err);
-            bowl(p, ps.items[0].grad.data);        /* AdamW */
-            ok = ok && llm_demo_ok("ch22", llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, lr,
-                                                          &err), &err);
-        }
-        snprintf(c[0], sizeof c[0], "%zu", step);
-        llm_fmt(c[1], sizeof c[1], sgd[0], 6);
-        llm_fmt(c[2], sizeof c[2], sgd[1], 6);
-        llm_fmt(c[3], sizeof c[3], p[0], 6);
-        llm_fmt(c[4], sizeof c[4], p[1], 6);
-        printf("bowl t=%s sgd=[%s, %s] adamw=[%s, %s]\n", c[0], c[1], c[2], c[3],
-               c[4]);
-        llm_trace_row(tr, "bowl", 5, cells);
-    }
-    if (ok) {
-        double g[2] = {0.0, 0.0};
-        show_list(tr, "sgd_end", sgd, 2);
-        show_list(tr, "adamw_end", ps.items[0].value.data, 2);
-        f_sgd = bowl(sgd, g);
-        f_adamw = bowl(ps.items[0].value.data, g);
-        show_value(tr, "f_sgd", f_sgd);
-        show_value(tr, "f_adamw", f_adamw);
-    }
-    llm_adamw_free(&opt);
-    llm_params_free(&ps);
-    return ok;
-}
-static int clipping(llm_trace *tr)
-{
-    static const struct { const char *name; double w[2], b, c; } cases[5] = {
-        {"within", {0.0, 0.3}, -0.4, 1.0},
-        {"clipped", {0.0, 3.0}, -4.0, 1.0},
-        {"zero", {0.0, 0.0}, 0.0, 1.0},
-        {"huge", {0.0, 3e200}, -4e200, 1.0},
-        {"fallback", {0.0, 3e100}, -4e100, 1e-300}};
-    const size_t two[1] = {2}, one[1] = {1};
-    llm_params ps;
-    llm_error err;
-    size_t k, j;
-    int ok;
-    memset(&ps, 0, sizeof ps);
-    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
-         && llm_demo_ok("ch22", llm_params_add_const(&ps, "w", 1, two, 0.0, 1, &err), &err)
-         && llm_demo_ok("ch22", llm_params_add_const(&ps, "b", 1, one, 0.0, 0, &err), &err);
-    for (k = 0; ok && k < 5; k++) {
-        const double g[3] = {cases[k].w[0], cases[k].w[1], cases[k].b};
-        llm_grad_multiplier mu = {0.0, 0.0};
-        double norm = 0.0, naive = 0.0, eff[3], scale = 0.0, ss = 0.0;
-        char c[7][32];
-        const char *cells[7] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
-        memcpy(ps.items[0].grad.data, g, 2 * sizeof g[0]);
-        ps.items[1].grad.data[0] = g[2];
-        ok = llm_demo_ok("ch22",
-                         llm_grad_clip_multiplier(&ps, cases[k].c, &norm, &mu, &err), &err);
-        for (j = 0; ok && j < 3; j++) {
-            naive += g[j] * g[j];
-            eff[j] = (g[j] / mu.divisor) * mu.factor;
-            ok = llm_demo_ok("ch22", llm_norm_accumulate(&scale, &ss, eff[j], &err), &err);
-        }
-        if (!ok)
-            break;
-        snprintf(c[0], sizeof c[0], "%s", cases[k].name);
-        sig6(c[1], sizeof c[1], cases[k].c);
-        sig6(c[2], sizeof c[2], norm);
-        sig6(c[3], sizeof c[3], sqrt(naive));
-        sig6(c[4], sizeof c[4], mu.divisor);
-        sig6(c[5], sizeof c[5], mu.factor);
-        sig6(c[6], sizeof c[6], scale * sqrt(ss));
-        printf("clip %s: c=%s norm=%s naive=%s divisor=%s factor=%s", c[0], c[1], c[2],
-               c[3], c[4], c[5]);
-        {
-            char buf[128];
-            snprintf(buf, sizeof buf, "[%.6g, %.6g, %.6g]", eff[0], eff[1], eff[2]);
-            printf(" effective=%s effective_norm=%s\n", buf, c[6]);
-            if (k == 4)
-                llm_trace_value(tr, "fallback_effective", buf);
-        }
-        llm_trace_row(tr, "clip", 7, cells);
-        if (k == 1 || k == 3 || k == 4) {      /* the quoted cases */
-            char name[48];
-            snprintf(name, sizeof name, "clip_%s_factor", cases[k].name);
-            llm_trace_value(tr, name, c[5]);
-            snprintf(name, sizeof name, "clip_%s_naive", cases[k].name);
-            llm_trace_value(tr, name, c[3]);
-            snprintf(name, sizeof name, "clip_%s_norm", cases[k].name);
-            llm_trace_value(tr, name, c[2]);
-        }
-        ok = ok && scale * sqrt(ss) <= cases[k].c * (1.0 + 1e-12);
-        if (k == 1) {
-            static const char *const coordinate[3] = {"w[0]", "w[1]", "b[0]"};
-            double s = 0.0, q = 0.0;
-            for (j = 0; j < 3; j++) {
-                char w[4][32];
-                const char *row[4] = {w[0], w[1], w[2], w[3]};
-                snprintf(w[0], sizeof w[0], "`%s`", coordinate[j]);
-                ok = ok && llm_demo_ok("ch22", llm_norm_accumulate(&s, &q, g[j], &err), &err);
-                sig6(w[1], sizeof w[1], g[j]);
-                sig6(w[2], sizeof w[2], s);
-                sig6(w[3], sizeof w[3], q);
-                printf("  walk %s g=%s scale=%s ss=%s\n", coordinate[j], w[1], w[2], w[3]);
-                llm_trace_row(tr, "walk", 4, row);
-            }
-            ok = ok && s * sqrt(q) == norm;        /* the same walk as the library's */
-        }
-        ok = ok && ps.items[0].grad.data[0] == g[0]   /* raw gradients intact */
-                && ps.items[0].grad.data[1] == g[1]
-                && ps.items[1].grad.data[0] == g[2];
-    }
-    printf("raw gradients unchanged=%s\n", ok ? "yes" : "no");
-    llm_params_free(&ps);
-    return ok;
-}
-/* quiet = 3 with gradient 0 and busy = 3 with gradient 10, plus l2 * theta,
-   after one step with config. */
-static int one_step_pair(const llm_adamw_config *config, double l2, double *after)
-{
-    static const double three[1] = {3.0}, grad[2] = {0.0, 10.0};
-    llm_params ps;
-    llm_adamw opt;
-    llm_error err;
-    int ok;
-    memset(&ps, 0, sizeof ps);
-    memset(&opt, 0, sizeof opt);
-    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
-         && llm_demo_ok("ch22", add_vector(&ps, "quiet", 1, three, 1, &err), &err)
-         && llm_demo_ok("ch22", add_vector(&ps, "busy", 1, three, 1, &err), &err)
-         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, config, &err), &err);
-    if (ok) {
-        ps.items[0].grad.data[0] = grad[0] + l2 * 3.0;
-        ps.items[1].grad.data[0] = grad[1] + l2 * 3.0;
-        ok = llm_demo_ok("ch22",
-                         llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
-    }
-    if (ok) {
-        after[0] = ps.items[0].value.data[0];
-        after[1] = ps.items[1].value.data[0];
-    }
-    llm_adamw_free(&opt);
-    llm_params_free(&ps);
-    return ok;
+    if (!LLM_TRY(d, llm_params_zero_grad(ps, &d->err)))
+        return 0;
+    bowl(ps->items[0].value.data, ps->items[0].grad.data);
+    return 1;
 }
 
-static int decay_against_l2(llm_trace *tr)
+static void bowl_race(llm_demo *d)
 {
-    llm_adamw_config plain = fixture_config;
-    double adamw[2], adam[2], l2[2];
-    size_t i;
-    int ok;
-    plain.weight_decay = 0.0;
-    ok = one_step_pair(&fixture_config, 0.0, adamw)
-         && one_step_pair(&plain, 0.0, adam)
-         && one_step_pair(&plain, fixture_config.weight_decay, l2);
-    for (i = 0; ok && i < 2; i++) {
-        char c[4][32];
-        const char *cells[4] = {i == 0 ? "`quiet`" : "`busy`", c[1], c[2], c[3]};
-        llm_fmt(c[1], sizeof c[1], i == 0 ? 0.0 : 10.0, 0);
-        llm_fmt(c[2], sizeof c[2], adam[i] - adamw[i], 6);
-        llm_fmt(c[3], sizeof c[3], adam[i] - l2[i], 6);
-        printf("decay effect %s g=%s: adamw=%s l2=%s\n",
-               i == 0 ? "quiet" : "busy", c[1], c[2], c[3]);
-        llm_trace_row(tr, "decay", 4, cells);
-        llm_trace_value(tr, i == 0 ? "quiet_adamw" : "busy_adamw", c[2]);
-        llm_trace_value(tr, i == 0 ? "quiet_l2" : "busy_l2", c[3]);
+    llm_params *ps = new_list(d, ones, "p", 2, 1, NULL);
+    llm_adamw *opt = new_adamw(d, ps, &fixture_config);
+    double sgd[2] = {1.0, 1.0}, g[2] = {0.0, 0.0}, *p;
+    size_t t;
+    if (!d->ok)
+        return;
+    p = ps->items[0].value.data;
+    for (t = 0; t <= 4; t++) {
+        if (t > 0) {
+            g[0] = g[1] = 0.0;
+            bowl(sgd, g);                          /* plain gradient descent */
+            sgd[0] -= 0.1 * g[0];
+            sgd[1] -= 0.1 * g[1];
+            if (!(bowl_backward(d, ps) && LLM_TRY(d, step_unscaled(d, opt, ps, 0.1))))
+                return;                            /* AdamW */
+        }
+        printf("bowl t=%zu sgd=%s adamw=%s\n", t, llm_nums(sgd, 2, 6),
+               llm_nums(p, 2, 6));
+        llm_row(d, "bowl", llm_text("%zu", t), llm_num(sgd[0], 6), llm_num(sgd[1], 6),
+                llm_num(p[0], 6), llm_num(p[1], 6), NULL);
     }
-    return ok;
+    printf("sgd_end=%s\n", llm_put(d, "sgd_end", llm_nums(sgd, 2, 6)));
+    printf("adamw_end=%s\n", llm_put(d, "adamw_end", llm_nums(p, 2, 6)));
+    printf("f_sgd=%s\n", llm_put(d, "f_sgd", llm_num(bowl(sgd, g), 6)));
+    printf("f_adamw=%s\n", llm_put(d, "f_adamw", llm_num(bowl(p, g), 6)));
+}
+static void clipping(llm_demo *d)
+{
+    static const struct { const char *name; double g[3], c; } cases[5] = {
+        {"within", {0.0, 0.3, -0.4}, 1.0}, {"clipped", {0.0, 3.0, -4.0}, 1.0},
+        {"zero", {0.0, 0.0, 0.0}, 1.0}, {"huge", {0.0, 3e200, -4e200}, 1.0},
+        {"fallback", {0.0, 3e100, -4e100}, 1e-300}};
+    static const char *const coordinate[3] = {"w[0]", "w[1]", "b[0]"};
+    llm_params *ps = new_list(d, zeros, "w", 2, 1, "b", 1, 0, NULL);
+    size_t k, j;
+    for (k = 0; d->ok && k < 5; k++) {
+        const double *g = cases[k].g;
+        llm_grad_multiplier mu = {0.0, 0.0};
+        double norm = 0.0, naive = 0.0, eff[3], scale = 0.0, ss = 0.0, s = 0.0, q = 0.0;
+        const char *name = cases[k].name, *effective;
+        memcpy(ps->items[0].grad.data, g, 2 * sizeof g[0]);
+        ps->items[1].grad.data[0] = g[2];
+        if (!LLM_TRY(d, llm_grad_clip_multiplier(ps, cases[k].c, &norm, &mu, &d->err)))
+            return;
+        for (j = 0; j < 3; j++) {
+            naive += g[j] * g[j];
+            eff[j] = (g[j] / mu.divisor) * mu.factor;
+            if (!LLM_TRY(d, llm_norm_accumulate(&scale, &ss, eff[j], &d->err)))
+                return;
+        }
+        effective = llm_text("[%.6g, %.6g, %.6g]", eff[0], eff[1], eff[2]);
+        printf("clip %s: c=%s norm=%s naive=%s divisor=%s factor=%s", name,
+               sig6(cases[k].c), sig6(norm), sig6(sqrt(naive)), sig6(mu.divisor),
+               sig6(mu.factor));
+        printf(" effective=%s effective_norm=%s\n", effective, sig6(scale * sqrt(ss)));
+        if (k == 4)
+            llm_put(d, "fallback_effective", effective);
+        llm_row(d, "clip", name, sig6(cases[k].c), sig6(norm), sig6(sqrt(naive)),
+                sig6(mu.divisor), sig6(mu.factor), sig6(scale * sqrt(ss)), NULL);
+        if (k == 1 || k == 3 || k == 4) {      /* the quoted cases */
+            llm_put(d, llm_text("clip_%s_factor", name), sig6(mu.factor));
+            llm_put(d, llm_text("clip_%s_naive", name), sig6(sqrt(naive)));
+            llm_put(d, llm_text("clip_%s_norm", name), sig6(norm));
+        }
+        llm_demo_check(d, scale * sqrt(ss) <= cases[k].c * (1.0 + 1e-12),
+                       "the effective gradient's norm is at most c");
+        for (j = 0; k == 1 && j < 3; j++)
+            if (LLM_TRY(d, llm_norm_accumulate(&s, &q, g[j], &d->err))) {
+                printf("  walk %s g=%s scale=%s ss=%s\n", coordinate[j], sig6(g[j]),
+                       sig6(s), sig6(q));
+                llm_row(d, "walk", llm_text("`%s`", coordinate[j]), sig6(g[j]), sig6(s),
+                        sig6(q), NULL);
+            }
+        llm_demo_check(d, k != 1 || s * sqrt(q) == norm,
+                       "the walk ends at the library's norm");
+        llm_demo_check(d, memcmp(ps->items[0].grad.data, g, 2 * sizeof g[0]) == 0
+                          && memcmp(ps->items[1].grad.data, g + 2, sizeof g[0]) == 0,
+                       "clipping left the raw gradients as they were written");
+    }
+    printf("raw gradients unchanged=%s\n", llm_yes(d->ok));
+}
+static void decay_against_l2(llm_demo *d)
+{
+    static const char *const name[2] = {"quiet", "busy"};
+    static const double grad[2] = {0.0, 10.0};
+    llm_adamw_config plain = fixture_config;
+    double after[3][2];            /* AdamW, Adam, Adam with lambda theta added */
+    size_t m, i;
+    plain.weight_decay = 0.0;
+    for (m = 0; m < 3; m++) {
+        llm_params *ps = new_list(d, threes, "quiet", 1, 1, "busy", 1, 1, NULL);
+        llm_adamw *opt = new_adamw(d, ps, m == 0 ? &fixture_config : &plain);
+        for (i = 0; d->ok && i < 2; i++)
+            ps->items[i].grad.data[0] =
+                grad[i] + (m == 2 ? fixture_config.weight_decay : 0.0) * 3.0;
+        if (!LLM_TRY(d, step_unscaled(d, opt, ps, 0.1)))
+            return;
+        for (i = 0; i < 2; i++)
+            after[m][i] = ps->items[i].value.data[0];
+    }
+    for (i = 0; i < 2; i++) {
+        const char *g = llm_num(grad[i], 0);
+        const char *by_adamw = llm_num(after[1][i] - after[0][i], 6);
+        const char *by_l2 = llm_num(after[1][i] - after[2][i], 6);
+        printf("decay effect %s g=%s: adamw=%s l2=%s\n", name[i], g, by_adamw, by_l2);
+        llm_row(d, "decay", llm_text("`%s`", name[i]), g, by_adamw, by_l2, NULL);
+        llm_put(d, llm_text("%s_adamw", name[i]), by_adamw);
+        llm_put(d, llm_text("%s_l2", name[i]), by_l2);
+    }
 }
 /* Values and moments of every parameter, then steps, p1 and p2. */
 static size_t snapshot(const llm_params *ps, const llm_adamw *opt, double *out)
 {
-    size_t i, n = 0;
+    size_t i, k, n = 0;
     for (i = 0; i < ps->count; i++) {
-        size_t size = ps->items[i].value.size;
-        memcpy(out + n, ps->items[i].value.data, size * sizeof(double));
-        memcpy(out + n + size, opt->moments[i].m.data, size * sizeof(double));
-        memcpy(out + n + 2 * size, opt->moments[i].v.data, size * sizeof(double));
-        n += 3 * size;
+        const llm_tensor *part[3] = {&ps->items[i].value, &opt->moments[i].m,
+                                     &opt->moments[i].v};
+        for (k = 0; k < 3; n += part[k++]->size)
+            memcpy(out + n, part[k]->data, part[k]->size * sizeof(double));
     }
-    out[n++] = (double)opt->steps;
-    out[n++] = opt->p1;
-    out[n++] = opt->p2;
-    return n;
+    out[n] = (double)opt->steps;
+    out[n + 1] = opt->p1;
+    out[n + 2] = opt->p2;
+    return n + 3;
 }
 
-/* A list of rank-1 parameters named names[i] with sizes[i] elements. */
-static int make_list(llm_params *ps, size_t n, const char *const *names,
-                     const size_t *sizes)
+/* A refusal row with the code and its stage, then the message. */
+static void refuse(llm_demo *d, const char *what, llm_status st)
 {
-    llm_error err;
-    size_t i;
-    int ok = llm_demo_ok("ch22", llm_params_init(ps, &err), &err);
-    for (i = 0; ok && i < n; i++)
-        ok = llm_demo_ok("ch22",
-                         llm_params_add_const(ps, names[i], 1, &sizes[i], 1.0, 1, &err), &err);
-    return ok;
+    llm_refuse_cells(d, "bm", what, st);
 }
 
-static int refusals(llm_trace *tr)
+static void refusals(llm_demo *d)
 {
-    static const double w0[2] = {1.0, -2.0}, g0[2] = {0.2, -0.4};
-    static const char *const renamed[2] = {"w", "gain"};
-    static const char *const swapped[2] = {"norm.gain", "w"};
-    static const char *const right[2] = {"w", "norm.gain"};
-    static const size_t sizes[2] = {2, 1}, wide[2] = {3, 1}, one_each[2] = {1, 2};
-    llm_params ps, other[4];
-    llm_adamw opt, untouched, pattern;
-    llm_error err;
-    double before[16], after[16], norm = -1.0;
+    static const double w0[3] = {1.0, -2.0, 1.0}, g0[3] = {0.2, -0.4, 0.5};
+    static const char *const bad_name[4] = {"beta1 = 1", "beta2 = -0.1", "eps = 0",
+                                            "weight decay NaN"};
+    static const char *const mismatch[4] = {"renamed parameter", "wider parameter",
+                                            "missing parameter", "parameters swapped"};
+    const llm_adamw_config bad[4] = {{1.0, 0.5, 0.1, 0.1}, {0.5, -0.1, 0.1, 0.1},
+                                     {0.5, 0.5, 0.0, 0.1}, {0.5, 0.5, 0.1, NAN}};
+    const llm_grad_multiplier zero_factor = {1.0, 0.0};
+    llm_params *ps = new_list(d, w0, "w", 2, 1, "norm.gain", 1, 0, NULL);
+    llm_adamw *opt = new_adamw(d, ps, &fixture_config);
+    llm_params *other[4];
+    llm_adamw untouched, pattern;
+    double before[16], after[16], norm = -1.0, s = 0.0, q = 0.0;
     llm_grad_multiplier mu = {-1.0, -1.0};
     size_t n, i, index = 99;
-    int ok;
-    memset(&ps, 0, sizeof ps);
-    memset(other, 0, sizeof other);
-    memset(&opt, 0, sizeof opt);
+    int unchanged;
+    other[0] = new_list(d, ones, "w", 2, 1, "gain", 1, 1, NULL);
+    other[1] = new_list(d, ones, "w", 3, 1, "norm.gain", 1, 1, NULL);
+    other[2] = new_list(d, ones, "w", 2, 1, NULL);
+    other[3] = new_list(d, ones, "norm.gain", 1, 1, "w", 2, 1, NULL);
+    if (!d->ok)
+        return;
+    memcpy(ps->items[0].grad.data, g0, 2 * sizeof g0[0]);
+    ps->items[1].grad.data[0] = g0[2];
+    if (!LLM_TRY(d, step_unscaled(d, opt, ps, 0.1)))
+        return;
     memset(&pattern, 0xab, sizeof pattern);
     memset(&untouched, 0xab, sizeof untouched);
-    ok = llm_demo_ok("ch22", llm_params_init(&ps, &err), &err)
-         && llm_demo_ok("ch22", add_vector(&ps, "w", 2, w0, 1, &err), &err)
-         && llm_demo_ok("ch22", add_vector(&ps, "norm.gain", 1, w0, 0, &err), &err)
-         && llm_demo_ok("ch22", llm_adamw_init(&opt, &ps, &fixture_config, &err), &err);
-    if (ok) {
-        memcpy(ps.items[0].grad.data, g0, sizeof g0);
-        ps.items[1].grad.data[0] = 0.5;
-        ok = llm_demo_ok("ch22",
-                         llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
-    }
-    ok = ok && make_list(&other[0], 2, renamed, sizes)
-            && make_list(&other[1], 2, right, wide)
-            && make_list(&other[2], 1, right, sizes)
-            && make_list(&other[3], 2, swapped, one_each);
-    if (ok) {
-        n = snapshot(&ps, &opt, before);
-        {
-            llm_adamw_config bad[4];
-            const llm_grad_multiplier zero_factor = {1.0, 0.0};
-            double s = 0.0, q = 0.0;
-            for (i = 0; i < 4; i++)
-                bad[i] = fixture_config;
-            bad[0].beta1 = 1.0;
-            bad[1].beta2 = -0.1;
-            bad[2].eps = 0.0;
-            bad[3].weight_decay = NAN;
-            llm_demo_refusal_cells(tr, "bm", "beta1 = 1",
-                                   llm_adamw_init(&untouched, &ps, &bad[0], &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "beta2 = -0.1",
-                                   llm_adamw_init(&untouched, &ps, &bad[1], &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "eps = 0",
-                                   llm_adamw_init(&untouched, &ps, &bad[2], &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "weight decay NaN",
-                                   llm_adamw_init(&untouched, &ps, &bad[3], &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "learning rate 0",
-                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.0, &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "lr 10, decay product 1",
-                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 10.0, &err), &err);
-            llm_trace_value(tr, "product_message", err.message);
-            llm_demo_refusal_cells(tr, "bm", "lr 1e-323, decay product rounds to 0",
-                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 1e-323, &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "multiplier factor 0",
-                                   llm_adamw_step(&opt, &ps, zero_factor, 0.1, &err), &err);
-            ps.items[1].grad.data[0] = NAN;
-            llm_demo_refusal_cells(tr, "bm", "NaN gradient",
-                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "clip a NaN gradient",
-                                   llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), &err);
-            ps.items[1].grad.data[0] = 0.5;
-            ps.items[0].grad.data[0] = 1e200;
-            llm_demo_refusal_cells(tr, "bm", "gradient 1e200 unclipped",
-                                   llm_adamw_step(&opt, &ps, LLM_GRAD_UNSCALED, 0.1, &err), &err);
-            llm_trace_value(tr, "overflow_message", err.message);
-            llm_demo_refusal_cells(tr, "bm", "renamed parameter",
-                                   llm_adamw_step(&opt, &other[0], LLM_GRAD_UNSCALED, 0.1, &err),
-                                   &err);
-            llm_demo_refusal_cells(tr, "bm", "wider parameter",
-                                   llm_adamw_step(&opt, &other[1], LLM_GRAD_UNSCALED, 0.1, &err),
-                                   &err);
-            llm_demo_refusal_cells(tr, "bm", "missing parameter",
-                                   llm_adamw_step(&opt, &other[2], LLM_GRAD_UNSCALED, 0.1, &err),
-                                   &err);
-            llm_demo_refusal_cells(tr, "bm", "parameters swapped",
-                                   llm_adamw_step(&opt, &other[3], LLM_GRAD_UNSCALED, 0.1, &err),
-                                   &err);
-            llm_demo_refusal_cells(tr, "bm", "clip to norm 0",
-                                   llm_grad_clip_multiplier(&ps, 0.0, &norm, &mu, &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "norm of an infinity",
-                                   llm_norm_accumulate(&s, &q, INFINITY, &err), &err);
-            llm_demo_refusal_cells(tr, "bm", "moments of \"nope\"",
-                                   llm_adamw_find(&opt, "nope", &index, &err), &err);
-        }
-        ok = memcmp(&untouched, &pattern, sizeof pattern) == 0 && index == 99
-             && norm == -1.0 && mu.divisor == -1.0;
-        ok = snapshot(&ps, &opt, after) == n
-             && memcmp(before, after, n * sizeof(double)) == 0 && ok;
-        printf("unchanged after refusals=%s\n", ok ? "yes" : "no");
-        llm_trace_value(tr, "unchanged", ok ? "yes" : "no");
-        ok = ok && llm_demo_ok("ch22", llm_grad_clip_multiplier(&ps, 1.0, &norm, &mu, &err), &err)
-                && llm_demo_ok("ch22", llm_adamw_step(&opt, &ps, mu, 0.1, &err), &err);
-        if (ok) {
-            char c[3][32], w[128];
-            llm_fmt_list(w, sizeof w, ps.items[0].value.data, 2, 6);
-            printf("gradient 1e200 clipped: norm=%s factor=%s v=%s w=%s\n",
-                   sig6(c[0], sizeof c[0], norm), sig6(c[1], sizeof c[1], mu.factor),
-                   sig6(c[2], sizeof c[2], opt.moments[0].v.data[0]), w);
-            llm_trace_value(tr, "huge_factor", c[1]);
-            llm_trace_value(tr, "huge_v", c[2]);
-            llm_trace_value(tr, "huge_w", w);
-        }
-    }
+    n = snapshot(ps, opt, before);
     for (i = 0; i < 4; i++)
-        llm_params_free(&other[i]);
-    llm_adamw_free(&opt);
-    llm_params_free(&ps);
-    return ok;
+        refuse(d, bad_name[i], llm_adamw_init(&untouched, ps, &bad[i], &d->err));
+    refuse(d, "learning rate 0", step_unscaled(d, opt, ps, 0.0));
+    refuse(d, "lr 10, decay product 1", step_unscaled(d, opt, ps, 10.0));
+    llm_put(d, "product_message", d->err.message);
+    refuse(d, "lr 1e-323, decay product rounds to 0",
+           step_unscaled(d, opt, ps, 1e-323));
+    refuse(d, "multiplier factor 0",
+           llm_adamw_step(opt, ps, zero_factor, 0.1, &d->err));
+    ps->items[1].grad.data[0] = NAN;
+    refuse(d, "NaN gradient", step_unscaled(d, opt, ps, 0.1));
+    refuse(d, "clip a NaN gradient",
+           llm_grad_clip_multiplier(ps, 1.0, &norm, &mu, &d->err));
+    ps->items[1].grad.data[0] = 0.5;
+    ps->items[0].grad.data[0] = 1e200;
+    refuse(d, "gradient 1e200 unclipped", step_unscaled(d, opt, ps, 0.1));
+    llm_put(d, "overflow_message", d->err.message);
+    for (i = 0; i < 4; i++)
+        refuse(d, mismatch[i], step_unscaled(d, opt, other[i], 0.1));
+    refuse(d, "clip to norm 0", llm_grad_clip_multiplier(ps, 0.0, &norm, &mu, &d->err));
+    refuse(d, "norm of an infinity", llm_norm_accumulate(&s, &q, INFINITY, &d->err));
+    refuse(d, "moments of \"nope\"", llm_adamw_find(opt, "nope", &index, &d->err));
+    unchanged = memcmp(&untouched, &pattern, sizeof pattern) == 0 && index == 99
+                && norm == -1.0 && mu.divisor == -1.0 && snapshot(ps, opt, after) == n
+                && memcmp(before, after, n * sizeof(double)) == 0;
+    printf("unchanged after refusals=%s\n",
+           llm_put(d, "unchanged", llm_yes(unchanged)));
+    llm_demo_check(d, unchanged, "the refused calls changed nothing");
+    if (!(LLM_TRY(d, llm_grad_clip_multiplier(ps, 1.0, &norm, &mu, &d->err))
+          && LLM_TRY(d, llm_adamw_step(opt, ps, mu, 0.1, &d->err))))
+        return;
+    printf("gradient 1e200 clipped: norm=%s", sig6(norm));
+    printf(" factor=%s", llm_put(d, "huge_factor", sig6(mu.factor)));
+    printf(" v=%s", llm_put(d, "huge_v", sig6(opt->moments[0].v.data[0])));
+    printf(" w=%s\n", llm_put(d, "huge_w", llm_nums(ps->items[0].value.data, 2, 6)));
 }
-/* 200 steps of the training loop on the bowl from (1, 1); the table rows
-   go to tr when it is not NULL. *clipped counts the steps that clipped. */
-static int train_bowl(llm_params *ps, llm_adamw *opt, llm_trace *tr,
-                      size_t *clipped)
+/* 200 steps of the training loop on the bowl from ps's values, the rows
+   printed and traced when show is set. Returns how many steps clipped. */
+static size_t train_bowl(llm_demo *d, int show, llm_params *ps, llm_adamw *opt)
 {
-    static const double start[2] = {1.0, 1.0};
-    static const size_t shown[10] = {0, 1, 2, 5, 10, 20, 50, 100, 150, 200};
-    llm_error err;
-    size_t step, next = 0;
-    int ok = llm_demo_ok("ch22", llm_params_init(ps, &err), &err)
-             && llm_demo_ok("ch22", add_vector(ps, "p", 2, start, 1, &err), &err)
-             && llm_demo_ok("ch22", llm_adamw_init(opt, ps, &fixture_config, &err), &err);
-    *clipped = 0;
-    for (step = 0; ok && step <= 200; step++) {
+    size_t t, clipped = 0;
+    for (t = 0; d->ok && t <= 200; t++) {
         llm_grad_multiplier mu = LLM_GRAD_UNSCALED;
         double norm = 0.0, g[2] = {0.0, 0.0}, *p = ps->items[0].value.data;
-        if (step > 0) {
-            ok = llm_demo_ok("ch22", llm_params_zero_grad(ps, &err), &err);
-            bowl(p, ps->items[0].grad.data);
-            ok = ok
-                 && llm_demo_ok("ch22",
-                                llm_grad_clip_multiplier(ps, 1.0, &norm, &mu, &err), &err)
-                 && llm_demo_ok("ch22", llm_adamw_step(opt, ps, mu, 0.1, &err), &err);
-            *clipped += mu.factor != 1.0 || mu.divisor != 1.0;
-        }
-        if (ok && tr != NULL && step == shown[next]) {
-            char c[5][32];
-            const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
-            snprintf(c[0], sizeof c[0], "%zu", step);
-            snprintf(c[1], sizeof c[1], "%.3e", bowl(p, g));
-            snprintf(c[2], sizeof c[2], "%.3e", p[0]);
-            snprintf(c[3], sizeof c[3], "%.3e", p[1]);
-            if (step == 0)
-                snprintf(c[4], sizeof c[4], "—");
-            else
-                llm_fmt(c[4], sizeof c[4], mu.factor, 6);
-            printf("replay t=%s f=%s p=[%s, %s] factor=%s\n", c[0], c[1], c[2],
-                   c[3], c[4]);
-            llm_trace_row(tr, "replay", 5, cells);
-            if (step == 200)
-                llm_trace_value(tr, "replay_f", c[1]);
-            next++;
-        }
+        const char *f, *factor;
+        if (t > 0
+            && !(bowl_backward(d, ps)
+                 && LLM_TRY(d, llm_grad_clip_multiplier(ps, 1.0, &norm, &mu, &d->err))
+                 && LLM_TRY(d, llm_adamw_step(opt, ps, mu, 0.1, &d->err))))
+            break;
+        clipped += mu.factor != 1.0 || mu.divisor != 1.0;
+        if (!show || !(t <= 2 || t == 5 || t == 10 || t == 20 || t % 50 == 0))
+            continue;
+        f = llm_text("%.3e", bowl(p, g));
+        factor = t == 0 ? "—" : llm_num(mu.factor, 6);
+        printf("replay t=%zu f=%s p=[%.3e, %.3e] factor=%s\n", t, f, p[0], p[1],
+               factor);
+        llm_row(d, "replay", llm_text("%zu", t), f, llm_text("%.3e", p[0]),
+                llm_text("%.3e", p[1]), factor, NULL);
+        if (t == 200)
+            llm_put(d, "replay_f", f);
     }
-    return ok;
+    return clipped;
 }
 
-static int replay(llm_trace *tr)
+static void replay(llm_demo *d)
 {
-    llm_params ps[2];
-    llm_adamw opt[2];
+    llm_params *ps[2];
+    llm_adamw *opt[2];
     size_t clipped[2], i;
     double end[2][16], g[2] = {0.0, 0.0};
-    int ok, same;
-    char buf[32];
-    memset(ps, 0, sizeof ps);
-    memset(opt, 0, sizeof opt);
-    ok = train_bowl(&ps[0], &opt[0], tr, &clipped[0])
-         && train_bowl(&ps[1], &opt[1], NULL, &clipped[1]);
-    same = ok && snapshot(&ps[0], &opt[0], end[0]) == 9
-           && snapshot(&ps[1], &opt[1], end[1]) == 9
+    int same;
+    for (i = 0; i < 2; i++) {
+        ps[i] = new_list(d, ones, "p", 2, 1, NULL);
+        opt[i] = new_adamw(d, ps[i], &fixture_config);
+        clipped[i] = train_bowl(d, i == 0, ps[i], opt[i]);
+    }
+    if (!d->ok)
+        return;
+    same = snapshot(ps[0], opt[0], end[0]) == 9 && snapshot(ps[1], opt[1], end[1]) == 9
            && memcmp(end[0], end[1], 9 * sizeof(double)) == 0
            && clipped[0] == clipped[1];
-    if (ok) {
-        snprintf(buf, sizeof buf, "%zu", clipped[0]);
-        printf("replay steps=%zu clipped_steps=%s second_run=%s\n", opt[0].steps,
-               buf, same ? "bit-identical" : "changed");
-        llm_trace_value(tr, "clipped_steps", buf);
-        llm_trace_value(tr, "replay", same ? "bit-identical" : "changed");
-        ok = same && bowl(ps[0].items[0].value.data, g) < 1e-20;   /* converged */
-    }
-    for (i = 0; i < 2; i++) {
-        llm_adamw_free(&opt[i]);
-        llm_params_free(&ps[i]);
-    }
-    return ok;
+    printf("replay steps=%zu clipped_steps=%s", opt[0]->steps,
+           llm_put(d, "clipped_steps", llm_text("%zu", clipped[0])));
+    printf(" second_run=%s\n",
+           llm_put(d, "replay", same ? "bit-identical" : "changed"));
+    llm_demo_check(d, same, "the second run is bit-identical to the first");
+    llm_demo_check(d, bowl(ps[0]->items[0].value.data, g) < 1e-20,
+                   "the loop converged: f < 1e-20");
 }
 
 int main(int argc, char **argv)
 {
-    llm_trace tr;
-    int ok = 1;
-    int status = llm_demo_start(argc, argv, "ch22-adamw", &tr);
-    if (status != 0)
-        return status;
-    printf("chapter=22 adamw\n");
-    ok = fixture_step(&tr) && ok;
-    ok = bias_correction(&tr) && ok;
-    ok = zero_gradient(&tr) && ok;
-    ok = bowl_race(&tr) && ok;
-    ok = clipping(&tr) && ok;
-    ok = decay_against_l2(&tr) && ok;
-    ok = refusals(&tr) && ok;
-    ok = replay(&tr) && ok;
-    return llm_demo_finish(&tr, ok);
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, "ch22-adamw") != 0)
+        return 2;
+    llm_demo_run(&d, fixture_step);
+    llm_demo_run(&d, bias_correction);
+    llm_demo_run(&d, zero_gradient);
+    llm_demo_run(&d, bowl_race);
+    llm_demo_run(&d, clipping);
+    llm_demo_run(&d, decay_against_l2);
+    llm_demo_run(&d, refusals);
+    llm_demo_run(&d, replay);
+    return llm_demo_end(&d);
 }

@@ -1,423 +1,274 @@
 /* ch24-residual-connections -- y = x + F(x), and the gradient through depth. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "llm/evidence.h"
 #include "llm/gradcheck.h"
 #include "llm/nn.h"
+#include "llm/probe.h"
 
 static const double fix_x[2] = {2, -1};                 /* x [2] */
 static const double fix_w[4] = {0.5, -1, 2, 0.25};      /* W [2, 2], [in, out] */
 static const double fix_g[2] = {1, 1};                  /* g = dL/dy [2] */
-static const double deep_diag = -0.25;                  /* W_k = -0.25 I */
-static const double deep_seed[2] = {2, -1};             /* the stack's seed at the top */
+static const double deep_w[4] = {-0.25, 0, 0, -0.25};  /* W_k = -0.25 I */
+static const double deep_seed[2] = {2, -1};             /* the seed at the top */
 static const size_t shape_x[1] = {2};
 #define DEPTH 4
-/* "[a, b]" for a vector of two. */
-static char *vec(char *buf, size_t size, const double *x)
+static llm_params *ps;                 /* the fixture's list: the branch's weight */
+static llm_linear branch;
+static double dx_ref[2], dw_ref[4];    /* the fixture block's gradients */
+static const char *vec(const double *x)
 {
-    char a[48], b[48];
-    snprintf(buf, size, "[%s, %s]", llm_fmt_trim(a, sizeof a, x[0], 12), llm_fmt_trim(b, sizeof b, x[1], 12));
-    return buf;
+    return llm_trims(x, 2, 12);
 }
 
-/* "[[a, b], [c, d]]" for a row-major 2 x 2 matrix. */
-static char *mat(char *buf, size_t size, const double *x)
+static const char *mat(const double *x)
 {
-    char r0[104], r1[104];
-    snprintf(buf, size, "[%s, %s]", vec(r0, sizeof r0, x), vec(r1, sizeof r1, x + 2));
-    return buf;
+    return llm_trim_rows(x, 2, 2, 12);
 }
+static double branch_out[2];           /* F(x) of the last residual block */
 
-static void zero_grads(llm_params *ps)
+/* y = x + F(x), F the linear branch, as a layer for llm_probe. */
+static llm_status residual_block(const void *lin, llm_params *list, llm_tape *tape,
+                                 llm_var x, llm_var *y, llm_error *err)
 {
-    size_t i;
-    for (i = 0; i < ps->count; i++)
-        memset(ps->items[i].grad.data, 0, ps->items[i].grad.size * sizeof(double));
-}
-
-static int same(const double *a, const double *b, size_t n)
-{
-    return memcmp(a, b, n * sizeof *a) == 0;
-}
-/* f = F(x), y = x + F(x) (or F(x) when !residual) for x [2] on a fresh
-   tape; with g, backward from y seeded with g, and dx = x's gradient. */
-static llm_status block(const llm_linear *lin, llm_params *ps, int residual,
-                        const double *x, const double *g, double *f, double *y,
-                        double *dx, llm_error *err)
-{
-    llm_tape tape;
-    llm_tensor xt, xg, gt;
-    llm_var xv, fv, yv;
     const llm_tensor *t;
-    llm_status st;
-    memset(&gt, 0, sizeof gt);
-    memset(&fv, 0, sizeof fv);
-    zero_grads(ps);
-    st = llm_tensor_from(&xt, 1, shape_x, x, 2, err);
-    if (st != LLM_OK)
-        return st;
-    st = llm_tensor_zeros(&xg, 1, shape_x, err);
-    if (st != LLM_OK) {
-        llm_tensor_free(&xt);
-        return st;
+    llm_var f;
+    llm_status st = llm_linear_forward(lin, list, tape, x, &f, err);
+    if (st == LLM_OK && (st = llm_tape_value(tape, f, &t, err)) == LLM_OK)
+        memcpy(branch_out, t->data + t->offset, sizeof branch_out);  /* contiguous */
+    return st == LLM_OK ? llm_residual_add(tape, x, f, y, err) : st;
+}
+
+static llm_status branch_alone(const void *lin, llm_params *list, llm_tape *tape,
+                               llm_var x, llm_var *y, llm_error *err)
+{
+    return llm_linear_forward(lin, list, tape, x, y, err);
+}
+
+/* The residual block with the weight w on x = fix_x, seeded with fix_g. */
+static int run_block(llm_demo *d, const double *w, double *y, double *dx)
+{
+    llm_probe p = {residual_block, &branch, ps, 1, shape_x, fix_x, fix_g};
+    memcpy(ps->items[branch.weight].value.data, w, 4 * sizeof *w);
+    return LLM_TRY(d, llm_probe_run(&p, y, 2, NULL, NULL, dx, &d->err));
+}
+static void fixture_block(llm_demo *d)
+{
+    llm_probe alone = {branch_alone, &branch, ps, 1, shape_x, fix_x, fix_g};
+    double y[2], yb[2], db[2], skip[2];
+    llm_rng rng;
+    llm_rng_seed(&rng, 24);
+    if (!(LLM_TRY(d, llm_params_init(ps, &d->err))
+          && LLM_TRY(d, llm_linear_init(&branch, ps, "branch", 2, 2, 0, &rng, &d->err))
+          && run_block(d, fix_w, y, dx_ref)))
+        return;
+    memcpy(dw_ref, ps->items[branch.weight].grad.data, sizeof dw_ref);
+    if (!LLM_TRY(d, llm_probe_run(&alone, yb, 2, NULL, NULL, db, &d->err)))
+        return;
+    skip[0] = dx_ref[0] - db[0];
+    skip[1] = dx_ref[1] - db[1];
+    printf("x=%s W=%s\n", vec(fix_x), mat(fix_w));
+    printf("F = x W = %s\n", llm_put(d, "f", vec(branch_out)));
+    printf("y = x + F = %s\n", llm_put(d, "y", vec(y)));
+    printf("upstream g=%s\n", vec(fix_g));
+    printf("dx=%s", llm_put(d, "dx", vec(dx_ref)));
+    printf(" skip=%s", llm_put(d, "skip", vec(skip)));
+    printf(" branch=%s\n", llm_put(d, "branch", vec(db)));
+    printf("dW=%s\n", llm_put(d, "dw", mat(dw_ref)));
+    llm_demo_check(d, branch_out[0] == -1 && branch_out[1] == -2.25 && y[0] == 1
+                      && y[1] == -3.25 && dx_ref[0] == 0.5 && dx_ref[1] == 3.25
+                      && !memcmp(skip, fix_g, sizeof skip),
+                   "the block gives the predicted F(x), y and dx; its skip part is g");
+}
+static void gradients(llm_demo *d)
+{
+    static const size_t coords[4] = {0, 1, 2, 3};
+    const double *analytic[2] = {dw_ref, dx_ref};
+    llm_tensor *xt = llm_own_tensor(d);
+    llm_tensor *theta[2] = {&ps->items[branch.weight].value, xt};
+    llm_probe p = {residual_block, &branch, ps, 1, shape_x, NULL, fix_g};
+    double worst = 0.0, worst_all = 0.0;
+    size_t t, failures = 0, failed = 0;
+    if (!LLM_TRY(d, llm_tensor_from(xt, 1, shape_x, fix_x, 2, &d->err)))
+        return;
+    p.x = xt->data;                   /* the checker perturbs x in place */
+    for (t = 0; t < 2; t++) {
+        if (!LLM_TRY(d, llm_gradient_check(llm_probe_loss, &p, theta[t], analytic[t],
+                                           coords, theta[t]->size, 1e-6, 2e-6, &worst,
+                                           &failures, &d->err)))
+            return;
+        llm_row(d, "grads", llm_text("$%c$", "Wx"[t]),
+                t == 0 ? mat(analytic[t]) : vec(analytic[t]),
+                llm_text("%zu", theta[t]->size), llm_text("%.1e", worst),
+                failures == 0 ? "pass" : "fail", NULL);
+        printf("gradcheck %c coordinates=%zu worst=%.1e tolerance=2e-6 verdict=%s\n",
+               "Wx"[t], theta[t]->size, worst, failures == 0 ? "pass" : "fail");
+        failed += failures;
+        worst_all = worst > worst_all ? worst : worst_all;
     }
-    st = llm_tape_init(&tape, 16, err);
-    if (st == LLM_OK) {
-        st = llm_tape_leaf(&tape, &xt, &xg, &xv, err);
-        if (st == LLM_OK)
-            st = llm_linear_forward(lin, ps, &tape, xv, &fv, err);
-        yv = fv;
-        if (st == LLM_OK && residual)
-            st = llm_residual_add(&tape, xv, fv, &yv, err);
-        if (st == LLM_OK && (st = llm_tape_value(&tape, fv, &t, err)) == LLM_OK)
-            memcpy(f, t->data + t->offset, 2 * sizeof *f);     /* a fresh result: contiguous */
-        if (st == LLM_OK && (st = llm_tape_value(&tape, yv, &t, err)) == LLM_OK)
-            memcpy(y, t->data + t->offset, 2 * sizeof *y);
-        if (st == LLM_OK && g != NULL)
-            st = llm_tensor_from(&gt, 1, shape_x, g, 2, err);
-        if (st == LLM_OK && g != NULL)
-            st = llm_tape_backward(&tape, yv, &gt, 0, err);
-        if (st == LLM_OK && g != NULL)
-            memcpy(dx, xg.data, 2 * sizeof *dx);
-        llm_tape_free(&tape);
-    }
-    llm_tensor_free(&gt);
-    llm_tensor_free(&xg);
-    llm_tensor_free(&xt);
-    return st;
+    llm_put(d, "grad_worst", llm_text("%.1e", worst_all));
+    llm_put(d, "grad_verdict", failed == 0 ? "pass" : "fail");
+    llm_demo_check(d, failed == 0, "every coordinate matches its finite difference");
+}
+static void zero_branch(llm_demo *d)
+{
+    static const double zero[4];
+    const double *dw = ps->items[branch.weight].grad.data;
+    double y[2], dx[2];
+    int passes;
+    if (!run_block(d, zero, y, dx))
+        return;
+    passes = !memcmp(y, fix_x, sizeof y) && !memcmp(dx, fix_g, sizeof dx);
+    printf("zero branch: F=%s", vec(branch_out));
+    printf(" y=%s", llm_put(d, "zero_y", vec(y)));
+    printf(" dx=%s", llm_put(d, "zero_dx", vec(dx)));
+    printf(" y_is_x_and_dx_is_g=%s\n", llm_put(d, "zero_passes", llm_yes(passes)));
+    printf("zero branch: dW=%s\n", llm_put(d, "zero_dw", mat(dw)));
+    llm_demo_check(d, passes && !memcmp(dw, dw_ref, sizeof dw_ref),
+                   "a zero branch passes x and g through bit for bit; dW stays x^T g");
 }
 /* h_0 = x, h_{k+1} = F_k(h_k) or h_k + F_k(h_k); top = h_DEPTH; grads[k] =
    the gradient at h_k after one backward pass from the top seeded with seed. */
-static llm_status stack(const llm_linear *layers, llm_params *ps, int residual,
-                        const double *seed, double top[2], double grads[DEPTH + 1][2],
-                        llm_error *err)
+static void stack(llm_demo *d, const llm_linear *layers, llm_params *list, int residual,
+                  double top[2], double grads[DEPTH + 1][2])
 {
-    llm_tape tape;
-    llm_tensor xt, xg, gt;
+    llm_tape *tape = llm_own_tape(d);
+    llm_tensor *xt = llm_own_tensor(d), *xg = llm_own_tensor(d);
+    llm_tensor *gt = llm_own_tensor(d);
     llm_var h[DEPTH + 1], f;
     const llm_tensor *t;
     const double *adj;
     size_t k;
-    llm_status st;
-    memset(&gt, 0, sizeof gt);
-    zero_grads(ps);
-    st = llm_tensor_from(&xt, 1, shape_x, fix_x, 2, err);
-    if (st != LLM_OK)
-        return st;
-    st = llm_tensor_zeros(&xg, 1, shape_x, err);
-    if (st == LLM_OK)
-        st = llm_tape_init(&tape, 32, err);
-    if (st != LLM_OK) {
-        llm_tensor_free(&xg);
-        llm_tensor_free(&xt);
-        return st;
+    (void)(LLM_TRY(d, llm_tensor_from(xt, 1, shape_x, fix_x, 2, &d->err))
+           && LLM_TRY(d, llm_tensor_zeros(xg, 1, shape_x, &d->err))
+           && LLM_TRY(d, llm_tape_init(tape, 32, &d->err))
+           && LLM_TRY(d, llm_tape_leaf(tape, xt, xg, &h[0], &d->err)));
+    for (k = 0; d->ok && k < DEPTH; k++) {
+        if (LLM_TRY(d, llm_linear_forward(&layers[k], list, tape, h[k], &f, &d->err)))
+            h[k + 1] = f;
+        if (residual)
+            (void)LLM_TRY(d, llm_residual_add(tape, h[k], f, &h[k + 1], &d->err));
     }
-    st = llm_tape_leaf(&tape, &xt, &xg, &h[0], err);
-    for (k = 0; k < DEPTH && st == LLM_OK; k++) {
-        st = llm_linear_forward(&layers[k], ps, &tape, h[k], &f, err);
-        h[k + 1] = f;
-        if (st == LLM_OK && residual)
-            st = llm_residual_add(&tape, h[k], f, &h[k + 1], err);
-    }
-    if (st == LLM_OK && (st = llm_tape_value(&tape, h[DEPTH], &t, err)) == LLM_OK)
+    if (LLM_TRY(d, llm_tape_value(tape, h[DEPTH], &t, &d->err)))
         memcpy(top, t->data + t->offset, 2 * sizeof *top);
-    if (st == LLM_OK)
-        st = llm_tensor_from(&gt, 1, shape_x, seed, 2, err);
-    if (st == LLM_OK)
-        st = llm_tape_backward(&tape, h[DEPTH], &gt, 1, err);
-    for (k = 0; k <= DEPTH && st == LLM_OK; k++)
-        if ((st = llm_tape_adjoint(&tape, h[k], &adj, err)) == LLM_OK)
-            memcpy(grads[k], adj, 2 * sizeof *adj);   /* every h_k is reached */
-    llm_tape_free(&tape);
-    llm_tensor_free(&gt);
-    llm_tensor_free(&xg);
-    llm_tensor_free(&xt);
-    return st;
+    if (!(LLM_TRY(d, llm_tensor_from(gt, 1, shape_x, deep_seed, 2, &d->err))
+          && LLM_TRY(d, llm_tape_backward(tape, h[DEPTH], gt, 1, &d->err))))
+        return;
+    for (k = 0; k <= DEPTH; k++)      /* every h_k is reached */
+        if (LLM_TRY(d, llm_tape_adjoint(tape, h[k], &adj, &d->err)))
+            memcpy(grads[k], adj, 2 * sizeof *adj);
 }
-typedef struct probe {
-    const llm_linear *lin;
-    llm_params *ps;
-    const double *x;      /* x [2]: fix_x, or the tensor under test */
-} probe;
-
-/* L = g_0 y_0 + g_1 y_1 for the residual block. */
-static llm_status probe_loss(void *ctx, const llm_tensor *theta, double *value,
-                             llm_error *err)
+static void four_deep(llm_demo *d)
 {
-    const probe *p = ctx;
-    double f[2], y[2];
-    llm_status st;
-    (void)theta;          /* perturbed in place: the weight, or p->x itself */
-    st = block(p->lin, p->ps, 1, p->x, NULL, f, y, NULL, err);
-    if (st != LLM_OK)
-        return st;
-    *value = fix_g[0] * y[0] + fix_g[1] * y[1];
-    return LLM_OK;
+    static const double want[2][2] = {{0.0078125, -0.00390625},
+                                      {0.6328125, -0.31640625}};
+    llm_params *list = llm_own_params(d);
+    llm_linear layers[DEPTH];
+    llm_rng rng;
+    double top[2][2], grads[2][DEPTH + 1][2];
+    size_t k, r;
+    llm_rng_seed(&rng, 24);
+    (void)LLM_TRY(d, llm_params_init(list, &d->err));
+    for (k = 0; k < DEPTH; k++)             /* each weight -0.25 I, set by hand */
+        if (LLM_TRY(d, llm_linear_init(&layers[k], list, llm_text("layer%zu", k), 2, 2,
+                                       0, &rng, &d->err)))
+            memcpy(list->items[layers[k].weight].value.data, deep_w, sizeof deep_w);
+    for (r = 0; r < 2; r++)
+        stack(d, layers, list, (int)r, top[r], grads[r]);
+    if (!d->ok)
+        return;
+    printf("stack depth=%d branch=%s I seed=%s\n", DEPTH, llm_trim(deep_w[0], 12),
+           vec(deep_seed));
+    printf("plain: h%d=%s", DEPTH, llm_put(d, "plain_top", vec(top[0])));
+    printf(" dx=%s\n", llm_put(d, "plain_dx", vec(grads[0][0])));
+    printf("residual: h%d=%s", DEPTH, llm_put(d, "resid_top", vec(top[1])));
+    printf(" dx=%s\n", llm_put(d, "resid_dx", vec(grads[1][0])));
+    for (k = DEPTH + 1; k-- > 0;) {
+        const char *crossed = llm_text("%zu", (size_t)DEPTH - k);
+        llm_row(d, "depth", llm_text("$h_%zu$", k), crossed, vec(grads[0][k]),
+                vec(grads[1][k]), NULL);
+        printf("gradient at h%zu crossed=%s plain=%s residual=%s\n", k, crossed,
+               vec(grads[0][k]), vec(grads[1][k]));
+        llm_row(d, "mag", crossed, llm_trim(fabs(grads[0][k][0]), 12),
+                llm_trim(fabs(grads[1][k][0]), 12), NULL);
+    }
+    for (r = 0; r < 2; r++)
+        llm_demo_check(d, !memcmp(grads[r][0], want[r], sizeof want[r])
+                          && !memcmp(top[r], want[r], sizeof want[r]),
+                       "the stack hands x exactly the predicted gradient");
+}
+static void cancelling_branch(llm_demo *d)
+{
+    static const double minus_i[4] = {-1, 0, 0, -1};
+    double y[2], dx[2];
+    if (!run_block(d, minus_i, y, dx))
+        return;
+    printf("cancelling branch W=%s:", mat(minus_i));
+    printf(" y=%s", llm_put(d, "cancel_y", vec(y)));
+    printf(" dx=%s\n", llm_put(d, "cancel_dx", vec(dx)));
+    llm_demo_check(d, y[0] == 0 && y[1] == 0 && dx[0] == 0 && dx[1] == 0,
+                   "a branch -I cancels x forward and back");
+}
+static void refusals(llm_demo *d)
+{
+    static const double four[4] = {1, 2, 3, 4}, three[3] = {1, 2, 3};
+    static const size_t s12[2] = {1, 2}, s22[2] = {2, 2}, s3[1] = {3};
+    llm_tape *tape = llm_own_tape(d), *old = llm_own_tape(d);
+    llm_tensor *x2 = llm_own_tensor(d), *v3 = llm_own_tensor(d), *s = llm_own_tensor(d);
+    llm_tensor *r12 = llm_own_tensor(d), *m22 = llm_own_tensor(d);
+    llm_var xv, rv, mv, vv, sv, stale, y, y0, wide;
+    const llm_tensor *t;
+    size_t nodes0;
+    int untouched;
+    if (!(LLM_TRY(d, llm_tensor_from(x2, 1, shape_x, fix_x, 2, &d->err))
+          && LLM_TRY(d, llm_tensor_from(r12, 2, s12, fix_g, 2, &d->err))
+          && LLM_TRY(d, llm_tensor_from(m22, 2, s22, four, 4, &d->err))
+          && LLM_TRY(d, llm_tensor_from(v3, 1, s3, three, 3, &d->err))
+          && LLM_TRY(d, llm_tensor_zeros(s, 0, NULL, &d->err))
+          && LLM_TRY(d, llm_tape_init(tape, 16, &d->err))
+          && LLM_TRY(d, llm_tape_init(old, 4, &d->err))
+          && LLM_TRY(d, llm_tape_constant(tape, x2, &xv, &d->err))
+          && LLM_TRY(d, llm_tape_constant(tape, r12, &rv, &d->err))
+          && LLM_TRY(d, llm_tape_constant(tape, m22, &mv, &d->err))
+          && LLM_TRY(d, llm_tape_constant(tape, v3, &vv, &d->err))
+          && LLM_TRY(d, llm_tape_constant(tape, s, &sv, &d->err))
+          && LLM_TRY(d, llm_tape_constant(old, x2, &stale, &d->err))
+          && LLM_TRY(d, llm_tape_reset(old, &d->err))
+          && LLM_TRY(d, llm_tape_add(tape, xv, rv, &wide, &d->err))
+          && LLM_TRY(d, llm_tape_value(tape, wide, &t, &d->err))))
+        return;
+    printf("tape add x [2] + F(x) [1, 2]: accepted, shape %s\n",
+           llm_put(d, "broadcast_shape", llm_sizes(t->shape, t->rank)));
+    memset(&y, 0x5a, sizeof y);
+    memcpy(&y0, &y, sizeof y0);
+    nodes0 = tape->count;
+    llm_refuse(d, "x [2] + F(x) [1, 2]", llm_residual_add(tape, xv, rv, &y, &d->err));
+    printf("  %s\n", llm_put(d, "shape_message", d->err.message));
+    llm_refuse(d, "x [2, 2] + F(x) [2]", llm_residual_add(tape, mv, xv, &y, &d->err));
+    llm_refuse(d, "x [2] + a scalar F(x)", llm_residual_add(tape, xv, sv, &y, &d->err));
+    llm_refuse(d, "x [2] + F(x) [3]", llm_residual_add(tape, xv, vv, &y, &d->err));
+    llm_refuse(d, "no output", llm_residual_add(tape, xv, xv, NULL, &d->err));
+    llm_refuse(d, "no tape", llm_residual_add(NULL, xv, xv, &y, &d->err));
+    llm_refuse(d, "a stale x", llm_residual_add(old, stale, stale, &y, &d->err));
+    untouched = memcmp(&y, &y0, sizeof y) == 0 && tape->count == nodes0;
+    printf("after the refusals: output untouched and tape unchanged=%s\n",
+           llm_put(d, "untouched", llm_yes(untouched)));
+    llm_demo_check(d, untouched, "a refused residual leaves the output and the tape");
 }
 
 int main(int argc, char **argv)
 {
-    llm_trace tr;
-    llm_params ps;
-    llm_linear branch;
-    llm_rng rng;
-    llm_error err;
-    double dx_ref[2], dw_ref[4];
-    int ok = 1;
-    int status = llm_demo_start(argc, argv, "ch24-residual-connections", &tr);
-    if (status != 0)
-        return status;
-    printf("chapter=24 residual-connections\n");
-    llm_rng_seed(&rng, 24);
-    if (!llm_demo_ok("ch24", llm_params_init(&ps, &err), &err)
-        || !llm_demo_ok("ch24", llm_linear_init(&branch, &ps, "branch", 2, 2, 0, &rng, &err),
-                        &err)) {
-        llm_params_free(&ps);
-        return llm_demo_finish(&tr, 0);
-    }
-    {
-        double f[2], y[2], fb[2], yb[2], db[2], skip[2];
-        char c[256];
-        memcpy(ps.items[branch.weight].value.data, fix_w, sizeof fix_w);   /* set by hand */
-        ok = ok && llm_demo_ok("ch24",
-                               block(&branch, &ps, 1, fix_x, fix_g, f, y, dx_ref, &err), &err);
-        if (ok)
-            memcpy(dw_ref, ps.items[branch.weight].grad.data, sizeof dw_ref);
-        ok = ok && llm_demo_ok("ch24",
-                               block(&branch, &ps, 0, fix_x, fix_g, fb, yb, db, &err), &err);
-        if (!ok) {
-            llm_params_free(&ps);
-            return llm_demo_finish(&tr, 0);
-        }
-        skip[0] = dx_ref[0] - db[0];
-        skip[1] = dx_ref[1] - db[1];
-        printf("x=%s", vec(c, sizeof c, fix_x));
-        printf(" W=%s\n", mat(c, sizeof c, fix_w));
-        printf("F = x W = %s\n", vec(c, sizeof c, f));
-        llm_trace_value(&tr, "f", c);
-        printf("y = x + F = %s\n", vec(c, sizeof c, y));
-        llm_trace_value(&tr, "y", c);
-        printf("upstream g=%s\n", vec(c, sizeof c, fix_g));
-        printf("dx=%s", vec(c, sizeof c, dx_ref));
-        llm_trace_value(&tr, "dx", c);
-        printf(" skip=%s", vec(c, sizeof c, skip));
-        llm_trace_value(&tr, "skip", c);
-        printf(" branch=%s\n", vec(c, sizeof c, db));
-        llm_trace_value(&tr, "branch", c);
-        printf("dW=%s\n", mat(c, sizeof c, dw_ref));
-        llm_trace_value(&tr, "dw", c);
-        ok = ok && f[0] == -1 && f[1] == -2.25 && y[0] == 1 && y[1] == -3.25
-                && dx_ref[0] == 0.5 && dx_ref[1] == 3.25 && same(skip, fix_g, 2);
-    }
-    {
-        static const size_t coords[4] = {0, 1, 2, 3};
-        static const char *const names[2] = {"$W$", "$x$"};
-        llm_tensor xt;
-        llm_tensor *theta[2];
-        const double *analytic[2];
-        double worst = 0.0, worst_all = 0.0;
-        size_t t, failures = 0, failed = 0;
-        char c[5][256];
-        const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
-        probe pr;
-
-        ok = ok && llm_demo_ok("ch24", llm_tensor_from(&xt, 1, shape_x, fix_x, 2, &err), &err);
-        if (!ok) {
-            llm_params_free(&ps);
-            return llm_demo_finish(&tr, 0);
-        }
-        pr.lin = &branch;
-        pr.ps = &ps;
-        pr.x = xt.data;
-        theta[0] = &ps.items[branch.weight].value;
-        theta[1] = &xt;
-        analytic[0] = dw_ref;
-        analytic[1] = dx_ref;
-        for (t = 0; t < 2 && ok; t++) {
-            ok = llm_demo_ok("ch24", llm_gradient_check(probe_loss, &pr, theta[t], analytic[t],
-                                                        coords, theta[t]->size, 1e-6, 2e-6, &worst,
-                                                        &failures, &err), &err);
-            snprintf(c[0], sizeof c[0], "%s", names[t]);
-            if (t == 0)
-                mat(c[1], sizeof c[1], analytic[t]);
-            else
-                vec(c[1], sizeof c[1], analytic[t]);
-            snprintf(c[2], sizeof c[2], "%zu", theta[t]->size);
-            snprintf(c[3], sizeof c[3], "%.1e", worst);
-            snprintf(c[4], sizeof c[4], "%s", failures == 0 ? "pass" : "fail");
-            llm_trace_row(&tr, "grads", 5, cells);
-            printf("gradcheck %c coordinates=%zu worst=%s tolerance=2e-6 verdict=%s\n",
-                   "Wx"[t], theta[t]->size, c[3], c[4]);
-            failed += failures;
-            if (worst > worst_all)
-                worst_all = worst;
-        }
-        snprintf(c[0], sizeof c[0], "%.1e", worst_all);
-        llm_trace_value(&tr, "grad_worst", c[0]);
-        llm_trace_value(&tr, "grad_verdict", failed == 0 ? "pass" : "fail");
-        ok = ok && failed == 0;
-        llm_tensor_free(&xt);
-    }
-    {
-        double f[2], y[2], dx[2];
-        char c[256];
-        int passes;
-        memset(ps.items[branch.weight].value.data, 0, 4 * sizeof(double));
-        ok = ok && llm_demo_ok("ch24", block(&branch, &ps, 1, fix_x, fix_g, f, y, dx, &err), &err);
-        if (!ok) {
-            llm_params_free(&ps);
-            return llm_demo_finish(&tr, 0);
-        }
-        passes = same(y, fix_x, 2) && same(dx, fix_g, 2);
-        printf("zero branch: F=%s", vec(c, sizeof c, f));
-        printf(" y=%s", vec(c, sizeof c, y));
-        llm_trace_value(&tr, "zero_y", c);
-        printf(" dx=%s", vec(c, sizeof c, dx));
-        llm_trace_value(&tr, "zero_dx", c);
-        printf(" y_is_x_and_dx_is_g=%s\n", passes ? "yes" : "no");
-        llm_trace_value(&tr, "zero_passes", passes ? "yes" : "no");
-        printf("zero branch: dW=%s\n", mat(c, sizeof c, ps.items[branch.weight].grad.data));
-        llm_trace_value(&tr, "zero_dw", c);
-        ok = ok && passes && same(ps.items[branch.weight].grad.data, dw_ref, 4);
-    }
-    {
-        static const double want_plain[2] = {0.0078125, -0.00390625};
-        static const double want_resid[2] = {0.6328125, -0.31640625};
-        llm_params deep;
-        llm_linear layers[DEPTH];
-        llm_rng drng;
-        double top[2][2], grads[2][DEPTH + 1][2];
-        char name[16], c[5][160];
-        const char *cells[4] = {c[0], c[1], c[2], c[3]};
-        size_t k, r;
-
-        llm_rng_seed(&drng, 24);
-        ok = ok && llm_demo_ok("ch24", llm_params_init(&deep, &err), &err);
-        for (k = 0; k < DEPTH && ok; k++) {
-            snprintf(name, sizeof name, "layer%zu", k);
-            ok = llm_demo_ok("ch24",
-                             llm_linear_init(&layers[k], &deep, name, 2, 2, 0, &drng, &err), &err);
-            if (ok) {
-                double *w = deep.items[layers[k].weight].value.data;
-                w[0] = w[3] = deep_diag;                    /* -0.25 I, set by hand */
-                w[1] = w[2] = 0.0;
-            }
-        }
-        for (r = 0; r < 2 && ok; r++)
-            ok = llm_demo_ok("ch24", stack(layers, &deep, (int)r, deep_seed, top[r], grads[r],
-                                           &err), &err);
-        if (ok) {
-            printf("stack depth=%d branch=%s I seed=%s\n", DEPTH, llm_fmt_trim(c[0], sizeof c[0], deep_diag, 12),
-                   vec(c[1], sizeof c[1], deep_seed));
-            printf("plain: h%d=%s", DEPTH, vec(c[0], sizeof c[0], top[0]));
-            printf(" dx=%s\n", vec(c[0], sizeof c[0], grads[0][0]));
-            llm_trace_value(&tr, "plain_top", vec(c[0], sizeof c[0], top[0]));
-            llm_trace_value(&tr, "plain_dx", vec(c[0], sizeof c[0], grads[0][0]));
-            printf("residual: h%d=%s", DEPTH, vec(c[0], sizeof c[0], top[1]));
-            printf(" dx=%s\n", vec(c[0], sizeof c[0], grads[1][0]));
-            llm_trace_value(&tr, "resid_top", vec(c[0], sizeof c[0], top[1]));
-            llm_trace_value(&tr, "resid_dx", vec(c[0], sizeof c[0], grads[1][0]));
-            for (k = DEPTH + 1; k-- > 0;) {
-                snprintf(c[0], sizeof c[0], "$h_%zu$", k);
-                snprintf(c[1], sizeof c[1], "%zu", (size_t)DEPTH - k);
-                vec(c[2], sizeof c[2], grads[0][k]);
-                vec(c[3], sizeof c[3], grads[1][k]);
-                llm_trace_row(&tr, "depth", 4, cells);
-                printf("gradient at h%zu crossed=%s plain=%s residual=%s\n", k, c[1], c[2], c[3]);
-                llm_fmt_trim(c[2], sizeof c[2], grads[0][k][0] < 0 ? -grads[0][k][0] : grads[0][k][0], 12);
-                llm_fmt_trim(c[3], sizeof c[3], grads[1][k][0] < 0 ? -grads[1][k][0] : grads[1][k][0], 12);
-                cells[0] = c[1];
-                cells[1] = c[2];
-                cells[2] = c[3];
-                llm_trace_row(&tr, "mag", 3, cells);
-                cells[0] = c[0];
-                cells[1] = c[1];
-                cells[2] = c[2];
-            }
-            ok = same(grads[0][0], want_plain, 2) && same(grads[1][0], want_resid, 2)
-                 && same(top[0], want_plain, 2) && same(top[1], want_resid, 2);
-        }
-        llm_params_free(&deep);
-    }
-    {
-        static const double minus_i[4] = {-1, 0, 0, -1};
-        double f[2], y[2], dx[2];
-        char c[256];
-        memcpy(ps.items[branch.weight].value.data, minus_i, sizeof minus_i);
-        ok = ok && llm_demo_ok("ch24", block(&branch, &ps, 1, fix_x, fix_g, f, y, dx, &err), &err);
-        if (!ok) {
-            llm_params_free(&ps);
-            return llm_demo_finish(&tr, 0);
-        }
-        printf("cancelling branch W=%s:", mat(c, sizeof c, minus_i));
-        printf(" y=%s", vec(c, sizeof c, y));
-        llm_trace_value(&tr, "cancel_y", c);
-        printf(" dx=%s\n", vec(c, sizeof c, dx));
-        llm_trace_value(&tr, "cancel_dx", c);
-        ok = ok && y[0] == 0 && y[1] == 0 && dx[0] == 0 && dx[1] == 0;
-    }
-    {
-        static const double four[4] = {1, 2, 3, 4}, three[3] = {1, 2, 3};
-        const size_t s12[2] = {1, 2}, s22[2] = {2, 2}, s3[1] = {3};
-        llm_tape tape, old;
-        llm_tensor x2, r12, m22, v3, sc;
-        llm_var xv, rv, mv, vv, sv, stale, y, y0, wide;
-        const llm_tensor *t;
-        size_t nodes0;
-        char c[256];
-
-        ok = ok && llm_demo_ok("ch24", llm_tensor_from(&x2, 1, shape_x, fix_x, 2, &err), &err)
-                && llm_demo_ok("ch24", llm_tensor_from(&r12, 2, s12, fix_g, 2, &err), &err)
-                && llm_demo_ok("ch24", llm_tensor_from(&m22, 2, s22, four, 4, &err), &err)
-                && llm_demo_ok("ch24", llm_tensor_from(&v3, 1, s3, three, 3, &err), &err)
-                && llm_demo_ok("ch24", llm_tensor_zeros(&sc, 0, NULL, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_init(&tape, 16, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_init(&old, 4, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_constant(&tape, &x2, &xv, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_constant(&tape, &r12, &rv, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_constant(&tape, &m22, &mv, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_constant(&tape, &v3, &vv, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_constant(&tape, &sc, &sv, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_constant(&old, &x2, &stale, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_reset(&old, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_add(&tape, xv, rv, &wide, &err), &err)
-                && llm_demo_ok("ch24", llm_tape_value(&tape, wide, &t, &err), &err);
-        if (!ok) {
-            llm_params_free(&ps);
-            return llm_demo_finish(&tr, 0);
-        }
-        printf("tape add x [2] + F(x) [1, 2]: accepted, shape %s\n",
-               llm_fmt_sizes(c, sizeof c, t->shape, t->rank));
-        llm_trace_value(&tr, "broadcast_shape", c);
-        memset(&y, 0x5a, sizeof y);
-        memcpy(&y0, &y, sizeof y0);
-        nodes0 = tape.count;
-        llm_demo_refusal(&tr, "x [2] + F(x) [1, 2]",
-                         llm_residual_add(&tape, xv, rv, &y, &err), &err);
-        printf("  %s\n", err.message);
-        llm_trace_value(&tr, "shape_message", err.message);
-        llm_demo_refusal(&tr, "x [2, 2] + F(x) [2]",
-                         llm_residual_add(&tape, mv, xv, &y, &err), &err);
-        llm_demo_refusal(&tr, "x [2] + a scalar F(x)",
-                         llm_residual_add(&tape, xv, sv, &y, &err), &err);
-        llm_demo_refusal(&tr, "x [2] + F(x) [3]", llm_residual_add(&tape, xv, vv, &y, &err), &err);
-        llm_demo_refusal(&tr, "no output", llm_residual_add(&tape, xv, xv, NULL, &err), &err);
-        llm_demo_refusal(&tr, "no tape", llm_residual_add(NULL, xv, xv, &y, &err), &err);
-        llm_demo_refusal(&tr, "a stale x", llm_residual_add(&old, stale, stale, &y, &err), &err);
-        snprintf(c, sizeof c, "%s", memcmp(&y, &y0, sizeof y) == 0 && tape.count == nodes0
-                 ? "yes" : "no");
-        printf("after the refusals: output untouched and tape unchanged=%s\n", c);
-        llm_trace_value(&tr, "untouched", c);
-        ok = ok && strcmp(c, "yes") == 0;
-        llm_tape_free(&old);
-        llm_tape_free(&tape);
-        llm_tensor_free(&x2);
-        llm_tensor_free(&r12);
-        llm_tensor_free(&m22);
-        llm_tensor_free(&v3);
-        llm_tensor_free(&sc);
-    }
-    llm_params_free(&ps);
-    return llm_demo_finish(&tr, ok);
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, "ch24-residual-connections") != 0)
+        return 2;
+    ps = llm_own_params(&d);
+    llm_demo_run(&d, fixture_block);
+    llm_demo_run(&d, gradients);
+    llm_demo_run(&d, zero_branch);
+    llm_demo_run(&d, four_deep);
+    llm_demo_run(&d, cancelling_branch);
+    llm_demo_run(&d, refusals);
+    return llm_demo_end(&d);
 }

@@ -6,65 +6,28 @@
 #include "llm/evidence.h"
 #include "llm/gradcheck.h"
 #include "llm/nn.h"
+#include "llm/probe.h"
 
 static const double fix_x[2] = {3, 4};          /* x [2] */
 static const double fix_g[2] = {1.5, 0.5};      /* g [2], set by hand */
 static const double fix_up[2] = {1, -2};        /* dL/dy */
 static const double fix_eps = 1e-5;
-static char *list6(char *buf, size_t size, const double *x, size_t n)
+static const size_t shape_x[1] = {2};
+static llm_params *ps;                          /* the three layers' gains */
+static llm_rmsnorm norm, flat, unit;
+static double got[3][2];                        /* the fixture's tape: y, dx, dg */
+static llm_status rmsnorm(const void *layer, llm_params *list, llm_tape *tape,
+                          llm_var x, llm_var *y, llm_error *err)
 {
-    return llm_fmt_list(buf, size, x, n, 6);
+    return llm_rmsnorm_forward(layer, list, tape, x, y, err);
 }
 
-/* y = norm(x) for x of the given shape on a fresh tape (y: x's shape,
-   contiguous). With up (y's shape) backward runs too: dx gets x's
-   gradient, and the list's grads hold this run's alone. */
-static llm_status run(const llm_rmsnorm *norm, llm_params *ps, size_t rank,
-                      const size_t *shape, const double *x, const double *up,
-                      double *y, double *dx, llm_error *err)
+/* y = layer(x) on a fresh tape; with dx, backward from up: dx and this run's grads. */
+static int run(llm_demo *d, const llm_rmsnorm *layer, size_t rank, const size_t *shape,
+               const double *x, const double *up, double *y, double *dx)
 {
-    llm_tape tape;
-    llm_tensor xt, xg, ut;
-    llm_var xv, yv;
-    const llm_tensor *yt;
-    size_t i;
-    llm_status st;
-    for (i = 0; i < ps->count; i++)
-        memset(ps->items[i].grad.data, 0, ps->items[i].grad.size * sizeof(double));
-    memset(&ut, 0, sizeof ut);
-    memset(&xg, 0, sizeof xg);
-    memset(&xt, 0, sizeof xt);
-    st = llm_tensor_zeros(&xt, rank, shape, err);
-    if (st == LLM_OK && xt.size > 0)
-        memcpy(xt.data, x, xt.size * sizeof *x);
-    if (st == LLM_OK)
-        st = llm_tensor_zeros(&xg, rank, shape, err);
-    if (st == LLM_OK && up != NULL)
-        st = llm_tensor_from(&ut, rank, shape, up, xt.size, err);
-    if (st == LLM_OK)
-        st = llm_tape_init(&tape, 16, err);
-    if (st != LLM_OK) {
-        llm_tensor_free(&xt);
-        llm_tensor_free(&xg);
-        llm_tensor_free(&ut);
-        return st;
-    }
-    st = llm_tape_leaf(&tape, &xt, &xg, &xv, err);
-    if (st == LLM_OK)
-        st = llm_rmsnorm_forward(norm, ps, &tape, xv, &yv, err);
-    if (st == LLM_OK)
-        st = llm_tape_value(&tape, yv, &yt, err);
-    if (st == LLM_OK && yt->size > 0)
-        memcpy(y, yt->data, yt->size * sizeof *y);         /* a new, contiguous tensor */
-    if (st == LLM_OK && up != NULL)
-        st = llm_tape_backward(&tape, yv, &ut, 0, err);
-    if (st == LLM_OK && up != NULL && xg.size > 0)
-        memcpy(dx, xg.data, xg.size * sizeof *dx);
-    llm_tape_free(&tape);
-    llm_tensor_free(&xt);
-    llm_tensor_free(&xg);
-    llm_tensor_free(&ut);
-    return st;
+    llm_probe p = {rmsnorm, layer, ps, rank, shape, x, up};
+    return LLM_TRY(d, llm_probe_run(&p, y, 6, NULL, NULL, dx, &d->err));
 }
 /* One row of width d: mean square, rho, x hat and y; with up, dx and dg. */
 static void closed_form(const double *x, const double *g, const double *up, size_t d,
@@ -94,381 +57,252 @@ static double max_diff(const double *a, const double *b, size_t n)
     double worst = 0.0;
     size_t i;
     for (i = 0; i < n; i++)
-        if (fabs(a[i] - b[i]) > worst)
-            worst = fabs(a[i] - b[i]);
+        worst = fmax(worst, fabs(a[i] - b[i]));
     return worst;
 }
-typedef struct probe {
-    const llm_rmsnorm *norm;
-    llm_params *ps;
-    const double *x;      /* x [2]: the tensor under test, or a copy of fix_x */
-} probe;
-
-static llm_status probe_loss(void *ctx, const llm_tensor *theta, double *value,
-                             llm_error *err)
+static void build_layers(llm_demo *d)
 {
-    const probe *p = ctx;
-    const size_t shape[1] = {2};
-    double y[2];
+    size_t i;
+    if (!(LLM_TRY(d, llm_params_init(ps, &d->err))
+          && LLM_TRY(d, llm_rmsnorm_init(&norm, ps, "norm", 2, fix_eps, &d->err))
+          && LLM_TRY(d, llm_rmsnorm_init(&flat, ps, "flat", 2, 0.0, &d->err))
+          && LLM_TRY(d, llm_rmsnorm_init(&unit, ps, "unit", 2, fix_eps, &d->err))))
+        return;
+    for (i = 0; i < ps->count; i++) {
+        const llm_param *p = &ps->items[i];
+        const char *shape = llm_sizes(p->value.shape, p->value.rank);
+        const char *eps = i == flat.gain ? "0" : "1e-05";
+        const char *init = llm_nums(p->value.data, p->value.size, 1);
+        printf("param %s shape=%s init=%s decay=%d eps=%s\n", p->name, shape, init,
+               p->decay, eps);
+        llm_row(d, "params", llm_text("`%s`", p->name), shape, init,
+                llm_text("%d", p->decay), eps, NULL);
+        llm_demo_check(d, !p->decay && p->value.data[0] == 1 && p->value.data[1] == 1,
+                       "a gain starts as ones, outside weight decay");
+    }
+    llm_put(d, "gain_init", llm_nums(ps->items[unit.gain].value.data, 2, 1));
+    llm_put(d, "gain_decay", llm_text("%d", ps->items[unit.gain].decay));
+}
+static void fixture(llm_demo *d)
+{
+    static const char *const name[3] = {"$y$", "$\\bar x$", "$\\bar g$"};
+    double cf[3][2], ms, rho, xhat[2], n[2], worst = 0.0;
+    size_t i;
+    closed_form(fix_x, fix_g, fix_up, 2, fix_eps, &ms, &rho, xhat, cf[0], cf[1], cf[2]);
+    if (!run(d, &norm, 1, shape_x, fix_x, NULL, n, NULL))
+        return;
+    printf("x=[3, 4] eps=1e-05 mean_square=%s", llm_num(ms, 6));
+    llm_put(d, "ms", llm_num(ms, 1));
+    printf(" rho=%s\n", llm_put(d, "rho", llm_num(rho, 6)));
+    printf("gain [1, 1]: normalised=%s", llm_put(d, "n", llm_nums(n, 2, 6)));
+    llm_row(d, "vecs", "x", "3", "4", NULL);
+    llm_row(d, "vecs", "n", llm_num(n[0], 6), llm_num(n[1], 6), NULL);
+    printf(" plain_loops=%s diff=%.1e\n", llm_nums(xhat, 2, 6), max_diff(n, xhat, 2));
+    llm_demo_check(d, max_diff(n, xhat, 2) < 1e-15, "the tape normalises as loops do");
+    memcpy(ps->items[norm.gain].value.data, fix_g, sizeof fix_g);      /* set by hand */
+    if (!run(d, &norm, 1, shape_x, fix_x, fix_up, got[0], got[1]))
+        return;
+    memcpy(got[2], ps->items[norm.gain].grad.data, sizeof got[2]);
+    printf("gain [1.5, 0.5]: y=%s", llm_put(d, "y", llm_nums(got[0], 2, 6)));
+    llm_row(d, "vecs", "y", llm_num(got[0][0], 6), llm_num(got[0][1], 6), NULL);
+    printf(" upstream=[1, -2] dx=%s", llm_put(d, "dx", llm_nums(got[1], 2, 6)));
+    printf(" dg=%s\n", llm_put(d, "dg", llm_nums(got[2], 2, 6)));
+    for (i = 0; i < 3; i++) {          /* the tape's y, dx, dg and the closed form's */
+        llm_row(d, "fixture", name[i], llm_nums(got[i], 2, 6), llm_nums(cf[i], 2, 6),
+                NULL);
+        worst = fmax(worst, max_diff(got[i], cf[i], 2));
+    }
+    printf("tape against the closed form: largest difference=%s\n",
+           llm_put(d, "closed_diff", llm_text("%.1e", worst)));
+    llm_demo_check(d, worst < 1e-14, "the tape agrees with the closed form");
+}
+static void gradients(llm_demo *d)
+{
+    static const size_t coords[2] = {0, 1};
+    llm_tensor *xt = llm_own_tensor(d);
+    llm_tensor *theta[2] = {xt, &ps->items[norm.gain].value};
+    llm_probe p = {rmsnorm, &norm, ps, 1, shape_x, NULL, fix_up};
+    double worst = 0.0, worst_all = 0.0;
+    size_t t, failures = 0, failed = 0;
+    if (!LLM_TRY(d, llm_tensor_from(xt, 1, shape_x, fix_x, 2, &d->err)))
+        return;
+    p.x = xt->data;                   /* the checker perturbs x in place */
+    for (t = 0; t < 2; t++) {         /* x against dx, then the gain against dg */
+        if (!LLM_TRY(d, llm_gradient_check(llm_probe_loss, &p, theta[t], got[t + 1],
+                                           coords, 2, 1e-6, 1e-6, &worst, &failures,
+                                           &d->err)))
+            return;
+        llm_row(d, "grads", llm_text("$%c$", "xg"[t]), llm_nums(got[t + 1], 2, 6), "2",
+                llm_text("%.1e", worst), failures == 0 ? "pass" : "fail", NULL);
+        printf("gradcheck %c coordinates=2 worst=%.1e verdict=%s\n", "xg"[t], worst,
+               failures == 0 ? "pass" : "fail");
+        failed += failures;
+        worst_all = fmax(worst, worst_all);
+    }
+    llm_put(d, "grad_worst", llm_text("%.1e", worst_all));
+    llm_put(d, "grad_verdict", failed == 0 ? "pass" : "fail");
+    llm_demo_check(d, failed == 0, "every coordinate matches its finite difference");
+}
+static void zero_row(llm_demo *d)
+{
+    static const double zero[2] = {0, 0};
+    llm_tape *tape = llm_own_tape(d);
+    llm_tensor *xt = llm_own_tensor(d);
+    double zy[2], zdx[2];
+    llm_var xv, yv, y0;
     llm_status st;
-    (void)theta;                          /* perturbed in place: x or the gain */
-    st = run(p->norm, p->ps, 1, shape, p->x, NULL, y, NULL, err);
-    if (st != LLM_OK)
-        return st;
-    *value = fix_up[0] * y[0] + fix_up[1] * y[1];
-    return LLM_OK;
+    size_t nodes;
+    int finite, untouched;
+    if (!(run(d, &norm, 1, shape_x, zero, fix_up, zy, zdx)
+          && LLM_TRY(d, llm_tensor_from(xt, 1, shape_x, zero, 2, &d->err))
+          && LLM_TRY(d, llm_tape_init(tape, 16, &d->err))
+          && LLM_TRY(d, llm_tape_leaf(tape, xt, NULL, &xv, &d->err))))
+        return;
+    finite = isfinite(zy[0]) && isfinite(zy[1]) && isfinite(zdx[0]) && isfinite(zdx[1]);
+    printf("zero row eps=1e-05: y=%s", llm_put(d, "zero_y", llm_nums(zy, 2, 6)));
+    printf(" dx=%s finite=%s\n", llm_put(d, "zero_dx", llm_nums(zdx, 2, 6)),
+           llm_yes(finite));
+    memset(&yv, 0x5a, sizeof yv);
+    y0 = yv;
+    nodes = tape->count;
+    st = rmsnorm(&flat, ps, tape, xv, &yv, &d->err);
+    llm_refuse(d, "a zero row with eps = 0", st);
+    llm_put(d, "zero_code", llm_status_name(st));
+    printf("  %s\n", llm_put(d, "zero_msg", d->err.message));
+    untouched = tape->count == nodes && memcmp(&yv, &y0, sizeof yv) == 0;
+    printf("  nodes recorded=%zu output untouched=%s\n", tape->count - nodes,
+           llm_put(d, "zero_untouched", llm_yes(untouched)));
+    llm_demo_check(d, finite && st == LLM_ERR_NONFINITE && untouched,
+                   "a zero row: finite with eps, refused without it, nothing recorded");
+}
+static void scaled_copies(llm_demo *d)
+{
+    double x[2] = {3e-4, 4e-4}, ye[7][2], y0[7][2];
+    size_t k;
+    for (k = 0; k < 7; k++, x[0] *= 10.0, x[1] *= 10.0) {
+        const char *xs = llm_nums(x, 2, k < 4 ? 4 - (int)k + 1 : 1);
+        const char *rms = llm_text("%.3g", sqrt((x[0] * x[0] + x[1] * x[1]) / 2.0));
+        if (!(run(d, &unit, 1, shape_x, x, NULL, ye[k], NULL)
+              && run(d, &flat, 1, shape_x, x, NULL, y0[k], NULL)))
+            return;
+        llm_row(d, "scales", llm_text("$10^{%d}$", (int)k - 4), xs, rms,
+                llm_nums(ye[k], 2, 6), llm_nums(y0[k], 2, 6), NULL);
+        if (k == 0)
+            llm_put(d, "tiny_rms", rms);
+        printf("x=%s rms=%s y(eps=1e-05)=%s y(eps=0)=%s\n", xs, rms,
+               llm_nums(ye[k], 2, 6), llm_nums(y0[k], 2, 6));
+    }
+    printf("tiny row x10: change with eps=1e-05=%s",
+           llm_put(d, "change", llm_num(max_diff(ye[1], ye[0], 2), 6)));
+    printf(" with eps=0=%s\n",
+           llm_put(d, "change0", llm_text("%.1e", max_diff(y0[1], y0[0], 2))));
+    llm_put(d, "sqrt_eps", llm_text("%.3g", sqrt(fix_eps)));
+    llm_put(d, "tiny_y", llm_nums(ye[0], 2, 6));
+    llm_put(d, "tiny10_y", llm_nums(ye[1], 2, 6));
+    llm_demo_check(d, max_diff(y0[1], y0[0], 2) < 1e-15,
+                   "without eps, scaling the tiny row changes nothing");
+}
+static void batch(llm_demo *d)
+{
+    static const double xb[6] = {3, 4, 0, 0, -4, 3}, ub[6] = {1, -2, 1, -2, 1, -2};
+    static const size_t shape[3] = {3, 1, 2};
+    const double *dg = ps->items[norm.gain].grad.data;
+    double yb[6], dxb[6], dgb[2], yr[6], dxr[6], dgsum[2] = {0.0, 0.0};
+    size_t r;
+    int same;
+    if (!run(d, &norm, 3, shape, xb, ub, yb, dxb))
+        return;
+    memcpy(dgb, dg, sizeof dgb);
+    for (r = 0; r < 3; r++) {
+        if (!run(d, &norm, 1, shape_x, xb + 2 * r, ub + 2 * r, yr + 2 * r, dxr + 2 * r))
+            return;
+        dgsum[0] += dg[0];
+        dgsum[1] += dg[1];
+        llm_row(d, "batch", llm_text("%zu", r), llm_nums(xb + 2 * r, 2, 0),
+                llm_nums(yb + 2 * r, 2, 6), llm_nums(dxb + 2 * r, 2, 6), NULL);
+    }
+    same = !memcmp(yr, yb, sizeof yb) && !memcmp(dxr, dxb, sizeof dxb);
+    printf("batch [3, 1, 2]: y=%s rows as alone=%s", llm_nums(yb, 6, 6),
+           llm_put(d, "batch_same", llm_yes(same)));
+    printf(" dg=%s sum of rows=%s\n", llm_put(d, "batch_dg", llm_nums(dgb, 2, 6)),
+           llm_nums(dgsum, 2, 6));
+    llm_demo_check(d, same && max_diff(dgb, dgsum, 2) < 1e-15,
+                   "each row comes out as alone, and dg is the rows' sum");
+}
+static void refusals(llm_demo *d)
+{
+    static const double x3[3] = {1, 2, 3}, big[2] = {1e200, 1};
+    static const size_t three[1] = {3};
+    llm_params *empty = llm_own_params(d), *wide = llm_own_params(d);
+    llm_rmsnorm bad = norm, other, kept;
+    llm_tape *tape = llm_own_tape(d), *old = llm_own_tape(d);
+    llm_tensor *t3 = llm_own_tensor(d), *ts = llm_own_tensor(d);
+    llm_tensor *t2 = llm_own_tensor(d);
+    llm_var v3, vs, v2, stale, yv, y0;
+    size_t nodes0, count0;
+    int untouched;
+    llm_error *err = &d->err;
+    if (!(LLM_TRY(d, llm_params_init(empty, err))
+          && LLM_TRY(d, llm_params_init(wide, err))
+          && LLM_TRY(d, llm_params_add_const(wide, "norm.gain", 1, three, 1, 0, err))
+          && LLM_TRY(d, llm_tensor_from(t3, 1, three, x3, 3, err))
+          && LLM_TRY(d, llm_tensor_zeros(ts, 0, NULL, err))
+          && LLM_TRY(d, llm_tensor_from(t2, 1, shape_x, big, 2, err))
+          && LLM_TRY(d, llm_tape_init(tape, 16, err))
+          && LLM_TRY(d, llm_tape_init(old, 4, err))
+          && LLM_TRY(d, llm_tape_constant(tape, t3, &v3, err))
+          && LLM_TRY(d, llm_tape_constant(tape, ts, &vs, err))
+          && LLM_TRY(d, llm_tape_constant(tape, t2, &v2, err))
+          && LLM_TRY(d, llm_tape_constant(old, t2, &stale, err))
+          && LLM_TRY(d, llm_tape_reset(old, err))))
+        return;
+    memset(&yv, 0x5a, sizeof yv);
+    y0 = yv;
+    nodes0 = tape->count;
+    bad.eps = -1.0;
+    llm_refuse(d, "x [3] into a width-2 layer", rmsnorm(&norm, ps, tape, v3, &yv, err));
+    printf("  %s\n", llm_put(d, "width_msg", d->err.message));
+    llm_refuse(d, "a scalar x", rmsnorm(&norm, ps, tape, vs, &yv, err));
+    llm_refuse(d, "an empty list", rmsnorm(&norm, empty, tape, v2, &yv, err));
+    llm_refuse(d, "a gain of width 3", rmsnorm(&norm, wide, tape, v2, &yv, err));
+    llm_refuse(d, "no output", rmsnorm(&norm, ps, tape, v2, NULL, err));
+    llm_refuse(d, "the row [1e200, 1]", rmsnorm(&norm, ps, tape, v2, &yv, err));
+    printf("  %s\n", d->err.message);
+    llm_refuse(d, "eps set to -1 by hand", rmsnorm(&bad, ps, tape, v2, &yv, err));
+    llm_refuse(d, "x from a reset tape", rmsnorm(&norm, ps, old, stale, &yv, err));
+    count0 = ps->count;
+    memset(&other, 0x5a, sizeof other);
+    kept = other;
+    llm_refuse(d, "width 0", llm_rmsnorm_init(&other, ps, "head", 0, fix_eps, err));
+    llm_refuse(d, "eps = -1e-05", llm_rmsnorm_init(&other, ps, "head", 2, -1e-5, err));
+    llm_refuse(d, "eps = NaN", llm_rmsnorm_init(&other, ps, "head", 2, NAN, err));
+    llm_refuse(d, "prefix \"Head\"",
+               llm_rmsnorm_init(&other, ps, "Head", 2, fix_eps, err));
+    llm_refuse(d, "prefix \"norm\" again",
+               llm_rmsnorm_init(&other, ps, "norm", 2, fix_eps, err));
+    printf("  %s\n", d->err.message);
+    llm_refuse(d, "a prefix of 59 characters",
+               llm_rmsnorm_init(&other, ps, "a_prefix_that_is_far_too_long_to_leave_"
+                                "any_room_for_gain_xy", 2, fix_eps, err));
+    untouched = memcmp(&yv, &y0, sizeof yv) == 0 && tape->count == nodes0
+                && ps->count == count0 && memcmp(&other, &kept, sizeof other) == 0;
+    printf("after the refusals: output, tape, list and layer untouched=%s\n",
+           llm_put(d, "untouched", llm_yes(untouched)));
+    llm_demo_check(d, untouched, "refusals change no output, tape, list or layer");
 }
 
 int main(int argc, char **argv)
 {
-    llm_trace tr;
-    llm_params ps;
-    llm_rmsnorm norm, flat, unit;
-    llm_error err;
-    double y[2], dx[2], dg[2];
-    int ok = 1;
-    int status = llm_demo_start(argc, argv, "ch25-rmsnorm", &tr);
-    if (status != 0)
-        return status;
-    printf("chapter=25 rmsnorm\n");
-    if (!llm_demo_ok("ch25", llm_params_init(&ps, &err), &err))
-        return llm_demo_finish(&tr, 0);
-    {
-        size_t i;
-        char c[5][96];
-        const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
-        ok = ok && llm_demo_ok("ch25",
-                               llm_rmsnorm_init(&norm, &ps, "norm", 2, fix_eps, &err), &err)
-                && llm_demo_ok("ch25", llm_rmsnorm_init(&flat, &ps, "flat", 2, 0.0, &err), &err)
-                && llm_demo_ok("ch25",
-                               llm_rmsnorm_init(&unit, &ps, "unit", 2, fix_eps, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        for (i = 0; i < ps.count; i++) {
-            const llm_param *p = &ps.items[i];
-            snprintf(c[0], sizeof c[0], "`%s`", p->name);
-            llm_fmt_sizes(c[1], sizeof c[1], p->value.shape, p->value.rank);
-            llm_fmt_list(c[2], sizeof c[2], p->value.data, p->value.size, 1);
-            snprintf(c[3], sizeof c[3], "%d", p->decay);
-            snprintf(c[4], sizeof c[4], "%s", i == flat.gain ? "0" : "1e-05");
-            printf("param %s shape=%s init=%s decay=%s eps=%s\n", p->name, c[1], c[2], c[3],
-                   c[4]);
-            llm_trace_row(&tr, "params", 5, cells);
-            ok = ok && p->decay == 0 && p->value.data[0] == 1.0 && p->value.data[1] == 1.0;
-        }
-        llm_trace_value(&tr, "gain_init", c[2]);
-        llm_trace_value(&tr, "gain_decay", c[3]);
-    }
-    {
-        const size_t shape[1] = {2};
-        double ms, rho, xhat[2], yr[2], dxr[2], dgr[2], n[2];
-        char buf[128];
-        ok = ok && llm_demo_ok("ch25",
-                               run(&norm, &ps, 1, shape, fix_x, NULL, n, NULL, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        closed_form(fix_x, ps.items[norm.gain].value.data, fix_up, 2, fix_eps, &ms, &rho, xhat,
-                    yr, dxr, dgr);
-        printf("x=[3, 4] eps=1e-05 mean_square=%s", llm_fmt(buf, sizeof buf, ms, 6));
-        llm_trace_value(&tr, "ms", llm_fmt(buf, sizeof buf, ms, 1));
-        printf(" rho=%s\n", llm_fmt(buf, sizeof buf, rho, 6));
-        llm_trace_value(&tr, "rho", buf);
-        printf("gain [1, 1]: normalised=%s", list6(buf, sizeof buf, n, 2));
-        llm_trace_value(&tr, "n", buf);
-        llm_trace_row(&tr, "vecs", 3, (const char *const[]){"x", "3", "4"});
-        {
-            char a[32], b[32];
-            llm_trace_row(&tr, "vecs", 3, (const char *const[]){"n", llm_fmt(a, sizeof a, n[0], 6),
-                                                                 llm_fmt(b, sizeof b, n[1], 6)});
-        }
-        printf(" plain_loops=%s diff=%.1e\n", list6(buf, sizeof buf, xhat, 2), max_diff(n, xhat, 2));
-        ok = ok && max_diff(n, xhat, 2) < 1e-15;
-    }
-    {
-        const size_t shape[1] = {2};
-        double ms, rho, xhat[2], yr[2], dxr[2], dgr[2], d;
-        char c[3][96], a[32], b[32];
-        const char *cells[3] = {c[0], c[1], c[2]};
-        memcpy(ps.items[norm.gain].value.data, fix_g, sizeof fix_g);      /* set by hand */
-        ok = ok && llm_demo_ok("ch25",
-                               run(&norm, &ps, 1, shape, fix_x, fix_up, y, dx, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        memcpy(dg, ps.items[norm.gain].grad.data, sizeof dg);
-        closed_form(fix_x, fix_g, fix_up, 2, fix_eps, &ms, &rho, xhat, yr, dxr, dgr);
-        printf("gain [1.5, 0.5]: y=%s", list6(c[0], sizeof c[0], y, 2));
-        llm_trace_value(&tr, "y", c[0]);
-        llm_trace_row(&tr, "vecs", 3, (const char *const[]){"y", llm_fmt(a, sizeof a, y[0], 6),
-                                                             llm_fmt(b, sizeof b, y[1], 6)});
-        printf(" upstream=[1, -2] dx=%s", list6(c[0], sizeof c[0], dx, 2));
-        llm_trace_value(&tr, "dx", c[0]);
-        printf(" dg=%s\n", list6(c[0], sizeof c[0], dg, 2));
-        llm_trace_value(&tr, "dg", c[0]);
-        snprintf(c[0], sizeof c[0], "$y$");
-        list6(c[1], sizeof c[1], y, 2);
-        list6(c[2], sizeof c[2], yr, 2);
-        llm_trace_row(&tr, "fixture", 3, cells);
-        snprintf(c[0], sizeof c[0], "$\\bar x$");
-        list6(c[1], sizeof c[1], dx, 2);
-        list6(c[2], sizeof c[2], dxr, 2);
-        llm_trace_row(&tr, "fixture", 3, cells);
-        snprintf(c[0], sizeof c[0], "$\\bar g$");
-        list6(c[1], sizeof c[1], dg, 2);
-        list6(c[2], sizeof c[2], dgr, 2);
-        llm_trace_row(&tr, "fixture", 3, cells);
-        d = max_diff(y, yr, 2);
-        if (max_diff(dx, dxr, 2) > d)
-            d = max_diff(dx, dxr, 2);
-        if (max_diff(dg, dgr, 2) > d)
-            d = max_diff(dg, dgr, 2);
-        printf("tape against the closed form: largest difference=%.1e\n", d);
-        snprintf(c[0], sizeof c[0], "%.1e", d);
-        llm_trace_value(&tr, "closed_diff", c[0]);
-        ok = ok && d < 1e-14;
-    }
-    {
-        static const size_t coords[2] = {0, 1}, shape[1] = {2};
-        static const char *const names[2] = {"$x$", "$g$"};
-        llm_tensor xt;
-        llm_tensor *theta[2];
-        const double *analytic[2];
-        double worst = 0.0, worst_all = 0.0;
-        size_t t, failures = 0, failed = 0;
-        char c[5][96], buf[64];
-        const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
-        probe pr;
-
-        ok = ok && llm_demo_ok("ch25", llm_tensor_from(&xt, 1, shape, fix_x, 2, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        pr.norm = &norm;
-        pr.ps = &ps;
-        pr.x = xt.data;
-        theta[0] = &xt;
-        theta[1] = &ps.items[norm.gain].value;
-        analytic[0] = dx;
-        analytic[1] = dg;
-        for (t = 0; t < 2 && ok; t++) {
-            ok = llm_demo_ok("ch25",
-                             llm_gradient_check(probe_loss, &pr, theta[t], analytic[t], coords, 2,
-                                                1e-6, 1e-6, &worst, &failures, &err), &err);
-            snprintf(c[0], sizeof c[0], "%s", names[t]);
-            list6(c[1], sizeof c[1], analytic[t], 2);
-            snprintf(c[2], sizeof c[2], "%d", 2);
-            snprintf(c[3], sizeof c[3], "%.1e", worst);
-            snprintf(c[4], sizeof c[4], "%s", failures == 0 ? "pass" : "fail");
-            llm_trace_row(&tr, "grads", 5, cells);
-            printf("gradcheck %c coordinates=2 worst=%s verdict=%s\n", "xg"[t], c[3], c[4]);
-            failed += failures;
-            if (worst > worst_all)
-                worst_all = worst;
-        }
-        snprintf(buf, sizeof buf, "%.1e", worst_all);
-        llm_trace_value(&tr, "grad_worst", buf);
-        llm_trace_value(&tr, "grad_verdict", failed == 0 ? "pass" : "fail");
-        ok = ok && failed == 0;
-        llm_tensor_free(&xt);
-    }
-    {
-        static const double zero[2] = {0, 0};
-        const size_t shape[1] = {2};
-        double zy[2], zdx[2];
-        llm_tape tape;
-        llm_tensor xt;
-        llm_var xv, yv, y0;
-        llm_status st;
-        size_t nodes;
-        int finite, untouched;
-        char buf[128];
-
-        ok = ok && llm_demo_ok("ch25",
-                               run(&norm, &ps, 1, shape, zero, fix_up, zy, zdx, &err), &err)
-                && llm_demo_ok("ch25", llm_tensor_from(&xt, 1, shape, zero, 2, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        finite = isfinite(zy[0]) && isfinite(zy[1]) && isfinite(zdx[0]) && isfinite(zdx[1]);
-        printf("zero row eps=1e-05: y=%s", list6(buf, sizeof buf, zy, 2));
-        llm_trace_value(&tr, "zero_y", buf);
-        printf(" dx=%s finite=%s\n", list6(buf, sizeof buf, zdx, 2), finite ? "yes" : "no");
-        llm_trace_value(&tr, "zero_dx", buf);
-        ok = ok && finite && llm_demo_ok("ch25", llm_tape_init(&tape, 16, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        ok = llm_demo_ok("ch25", llm_tape_leaf(&tape, &xt, NULL, &xv, &err), &err);
-        memset(&yv, 0x5a, sizeof yv);
-        y0 = yv;
-        nodes = tape.count;
-        st = llm_rmsnorm_forward(&flat, &ps, &tape, xv, &yv, &err);
-        llm_demo_refusal(&tr, "a zero row with eps = 0", st, &err);
-        printf("  %s\n", err.message);
-        untouched = tape.count == nodes && memcmp(&yv, &y0, sizeof yv) == 0;
-        printf("  nodes recorded=%zu output untouched=%s\n", tape.count - nodes,
-               untouched ? "yes" : "no");
-        llm_trace_value(&tr, "zero_code", llm_status_name(st));
-        llm_trace_value(&tr, "zero_msg", err.message);
-        llm_trace_value(&tr, "zero_untouched", untouched ? "yes" : "no");
-        ok = ok && st == LLM_ERR_NONFINITE && untouched;
-        llm_tape_free(&tape);
-        llm_tensor_free(&xt);
-    }
-    {
-        const size_t shape[1] = {2};
-        double x[2] = {3e-4, 4e-4}, ye[7][2], y0[7][2], rms;
-        size_t k;
-        char c[5][96], buf[64];
-        const char *cells[5] = {c[0], c[1], c[2], c[3], c[4]};
-        for (k = 0; k < 7 && ok; k++) {
-            ok = llm_demo_ok("ch25", run(&unit, &ps, 1, shape, x, NULL, ye[k], NULL, &err), &err)
-                 && llm_demo_ok("ch25",
-                                run(&flat, &ps, 1, shape, x, NULL, y0[k], NULL, &err), &err);
-            rms = sqrt((x[0] * x[0] + x[1] * x[1]) / 2.0);
-            snprintf(c[0], sizeof c[0], "$10^{%d}$", (int)k - 4);
-            llm_fmt_list(c[1], sizeof c[1], x, 2, k < 4 ? 4 - (int)k + 1 : 1);
-            snprintf(c[2], sizeof c[2], "%.3g", rms);
-            list6(c[3], sizeof c[3], ye[k], 2);
-            list6(c[4], sizeof c[4], y0[k], 2);
-            llm_trace_row(&tr, "scales", 5, cells);
-            if (k == 0)
-                llm_trace_value(&tr, "tiny_rms", c[2]);
-            printf("x=%s rms=%s y(eps=1e-05)=%s y(eps=0)=%s\n", c[1], c[2], c[3], c[4]);
-            x[0] *= 10.0;
-            x[1] *= 10.0;
-        }
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        printf("tiny row x10: change with eps=1e-05=%s",
-               llm_fmt(buf, sizeof buf, fmax(fabs(ye[1][0] - ye[0][0]), fabs(ye[1][1] - ye[0][1])),
-                       6));
-        llm_trace_value(&tr, "change", buf);
-        snprintf(buf, sizeof buf, "%.1e", max_diff(y0[1], y0[0], 2));
-        printf(" with eps=0=%s\n", buf);
-        llm_trace_value(&tr, "change0", buf);
-        snprintf(buf, sizeof buf, "%.3g", sqrt(fix_eps));
-        llm_trace_value(&tr, "sqrt_eps", buf);
-        llm_trace_value(&tr, "tiny_y", list6(buf, sizeof buf, ye[0], 2));
-        llm_trace_value(&tr, "tiny10_y", list6(buf, sizeof buf, ye[1], 2));
-        ok = ok && max_diff(y0[1], y0[0], 2) < 1e-15;
-    }
-    {
-        static const double xb[6] = {3, 4, 0, 0, -4, 3};
-        static const double ub[6] = {1, -2, 1, -2, 1, -2};
-        const size_t shape[3] = {3, 1, 2}, one[1] = {2};
-        double yb[6], dxb[6], dgb[2], ys[2], dxs[2], dgsum[2] = {0.0, 0.0};
-        size_t r;
-        int same = 1;
-        char c[4][96];
-        const char *cells[4] = {c[0], c[1], c[2], c[3]};
-        ok = ok && llm_demo_ok("ch25", run(&norm, &ps, 3, shape, xb, ub, yb, dxb, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        memcpy(dgb, ps.items[norm.gain].grad.data, sizeof dgb);
-        for (r = 0; r < 3 && ok; r++) {
-            ok = llm_demo_ok("ch25",
-                             run(&norm, &ps, 1, one, xb + 2 * r, ub + 2 * r, ys, dxs, &err), &err);
-            same = same && memcmp(ys, yb + 2 * r, sizeof ys) == 0
-                   && memcmp(dxs, dxb + 2 * r, sizeof dxs) == 0;
-            dgsum[0] += ps.items[norm.gain].grad.data[0];
-            dgsum[1] += ps.items[norm.gain].grad.data[1];
-            snprintf(c[0], sizeof c[0], "%zu", r);
-            llm_fmt_list(c[1], sizeof c[1], xb + 2 * r, 2, 0);
-            list6(c[2], sizeof c[2], yb + 2 * r, 2);
-            list6(c[3], sizeof c[3], dxb + 2 * r, 2);
-            llm_trace_row(&tr, "batch", 4, cells);
-        }
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        printf("batch [3, 1, 2]: y=%s rows as alone=%s", list6(c[0], sizeof c[0], yb, 6),
-               same ? "yes" : "no");
-        llm_trace_value(&tr, "batch_same", same ? "yes" : "no");
-        printf(" dg=%s sum of rows=%s\n", list6(c[0], sizeof c[0], dgb, 2),
-               list6(c[1], sizeof c[1], dgsum, 2));
-        llm_trace_value(&tr, "batch_dg", c[0]);
-        ok = ok && same && max_diff(dgb, dgsum, 2) < 1e-15;
-    }
-    {
-        static const double x3[3] = {1, 2, 3}, big[2] = {1e200, 1};
-        const size_t three[1] = {3}, two[1] = {2};
-        llm_params empty, wide;
-        llm_rmsnorm bad, other, kept;
-        llm_tape tape, old;
-        llm_tensor t3, ts, tb;
-        llm_var v3, vs, vb, v2, stale, yv, y0;
-        size_t nodes0, count0;
-        int untouched;
-
-        ok = ok && llm_demo_ok("ch25", llm_params_init(&empty, &err), &err)
-                && llm_demo_ok("ch25", llm_params_init(&wide, &err), &err)
-                && llm_demo_ok("ch25", llm_params_add_const(&wide, "norm.gain", 1, three, 1.0, 0,
-                                                            &err), &err)
-                && llm_demo_ok("ch25", llm_tensor_from(&t3, 1, three, x3, 3, &err), &err)
-                && llm_demo_ok("ch25", llm_tensor_zeros(&ts, 0, NULL, &err), &err)
-                && llm_demo_ok("ch25", llm_tensor_from(&tb, 1, two, big, 2, &err), &err)
-                && llm_demo_ok("ch25", llm_tape_init(&tape, 16, &err), &err)
-                && llm_demo_ok("ch25", llm_tape_init(&old, 4, &err), &err)
-                && llm_demo_ok("ch25", llm_tape_constant(&tape, &t3, &v3, &err), &err)
-                && llm_demo_ok("ch25", llm_tape_constant(&tape, &ts, &vs, &err), &err)
-                && llm_demo_ok("ch25", llm_tape_constant(&tape, &tb, &vb, &err), &err)
-                && llm_demo_ok("ch25", llm_tape_constant(&tape, &tb, &v2, &err), &err)
-                && llm_demo_ok("ch25", llm_tape_constant(&old, &tb, &stale, &err), &err)
-                && llm_demo_ok("ch25", llm_tape_reset(&old, &err), &err);
-        if (!ok)
-            return llm_demo_finish(&tr, 0);
-        memset(&yv, 0x5a, sizeof yv);
-        y0 = yv;
-        nodes0 = tape.count;
-        bad = norm;
-        bad.eps = -1.0;
-        llm_demo_refusal(&tr, "x [3] into a width-2 layer",
-                         llm_rmsnorm_forward(&norm, &ps, &tape, v3, &yv, &err), &err);
-        printf("  %s\n", err.message);
-        llm_trace_value(&tr, "width_msg", err.message);
-        llm_demo_refusal(&tr, "a scalar x",
-                         llm_rmsnorm_forward(&norm, &ps, &tape, vs, &yv, &err), &err);
-        llm_demo_refusal(&tr, "an empty list",
-                         llm_rmsnorm_forward(&norm, &empty, &tape, v2, &yv, &err), &err);
-        llm_demo_refusal(&tr, "a gain of width 3",
-                         llm_rmsnorm_forward(&norm, &wide, &tape, v2, &yv, &err), &err);
-        llm_demo_refusal(&tr, "no output",
-                         llm_rmsnorm_forward(&norm, &ps, &tape, v2, NULL, &err), &err);
-        llm_demo_refusal(&tr, "the row [1e200, 1]",
-                         llm_rmsnorm_forward(&norm, &ps, &tape, vb, &yv, &err), &err);
-        printf("  %s\n", err.message);
-        llm_demo_refusal(&tr, "eps set to -1 by hand",
-                         llm_rmsnorm_forward(&bad, &ps, &tape, v2, &yv, &err), &err);
-        llm_demo_refusal(&tr, "x from a reset tape",
-                         llm_rmsnorm_forward(&norm, &ps, &old, stale, &yv, &err), &err);
-        count0 = ps.count;
-        memset(&other, 0x5a, sizeof other);
-        kept = other;
-        llm_demo_refusal(&tr, "width 0",
-                         llm_rmsnorm_init(&other, &ps, "head", 0, fix_eps, &err), &err);
-        llm_demo_refusal(&tr, "eps = -1e-05",
-                         llm_rmsnorm_init(&other, &ps, "head", 2, -1e-5, &err), &err);
-        llm_demo_refusal(&tr, "eps = NaN",
-                         llm_rmsnorm_init(&other, &ps, "head", 2, NAN, &err), &err);
-        llm_demo_refusal(&tr, "prefix \"Head\"",
-                         llm_rmsnorm_init(&other, &ps, "Head", 2, fix_eps, &err), &err);
-        llm_demo_refusal(&tr, "prefix \"norm\" again",
-                         llm_rmsnorm_init(&other, &ps, "norm", 2, fix_eps, &err), &err);
-        printf("  %s\n", err.message);
-        llm_demo_refusal(&tr, "a prefix of 59 characters",
-                         llm_rmsnorm_init(&other, &ps,
-                                          "a_prefix_that_is_far_too_long_to_leave_any_room_for_gain_xy",
-                                          2, fix_eps, &err), &err);
-        untouched = memcmp(&yv, &y0, sizeof yv) == 0 && tape.count == nodes0
-                    && ps.count == count0 && memcmp(&other, &kept, sizeof other) == 0;
-        printf("after the refusals: output, tape, list and layer untouched=%s\n",
-               untouched ? "yes" : "no");
-        llm_trace_value(&tr, "untouched", untouched ? "yes" : "no");
-        ok = ok && untouched;
-        llm_tape_free(&tape);
-        llm_tape_free(&old);
-        llm_tensor_free(&t3);
-        llm_tensor_free(&ts);
-        llm_tensor_free(&tb);
-        llm_params_free(&empty);
-        llm_params_free(&wide);
-    }
-    llm_params_free(&ps);
-    return llm_demo_finish(&tr, ok);
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, "ch25-rmsnorm") != 0)
+        return 2;
+    ps = llm_own_params(&d);
+    llm_demo_run(&d, build_layers);
+    llm_demo_run(&d, fixture);
+    llm_demo_run(&d, gradients);
+    llm_demo_run(&d, zero_row);
+    llm_demo_run(&d, scaled_copies);
+    llm_demo_run(&d, batch);
+    llm_demo_run(&d, refusals);
+    return llm_demo_end(&d);
 }
