@@ -109,11 +109,7 @@ static void scalar_empty_bits(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch08-tensor-storage") != 0)
-        return 2;
-    llm_demo_run(&d, predict_first);
-    llm_demo_run(&d, refusals);
-    llm_demo_run(&d, scalar_empty_bits);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {predict_first, refusals, scalar_empty_bits,
+                                            NULL};
+    return llm_demo_main(argc, argv, "ch08-tensor-storage", NULL, sections);
 }

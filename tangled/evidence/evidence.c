@@ -223,12 +223,25 @@ void llm_demo_drop(llm_demo *d, size_t mark)
     }
 }
 
-void llm_demo_run(llm_demo *d, void (*section)(llm_demo *d))
+void llm_demo_run(llm_demo *d, llm_section *section)
 {
     size_t mark = llm_demo_mark(d);
     if (d->ok)
         section(d);
     llm_demo_drop(d, mark);
+}
+
+int llm_demo_main(int argc, char **argv, const char *name, llm_section *setup,
+                  llm_section *const *sections)
+{
+    llm_demo d;
+    if (llm_demo_begin(&d, argc, argv, name) != 0)
+        return 2;
+    if (setup != NULL)
+        setup(&d);
+    for (; *sections != NULL; sections++)
+        llm_demo_run(&d, *sections);
+    return llm_demo_end(&d);
 }
 
 static void release_tensor(void *t)

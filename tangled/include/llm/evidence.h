@@ -102,7 +102,14 @@ size_t llm_demo_mark(const llm_demo *d);
 void llm_demo_drop(llm_demo *d, size_t mark);
 /* One section: while ok is set, section(d) runs, and what it owned is
    freed when it returns. */
-void llm_demo_run(llm_demo *d, void (*section)(llm_demo *d));
+typedef void llm_section(llm_demo *d);
+void llm_demo_run(llm_demo *d, llm_section *section);
+
+/* A demo's whole main: llm_demo_begin; setup, when not NULL, whose
+   objects last until the end; each of the sections (a list ended by NULL)
+   through llm_demo_run; llm_demo_end. Returns the exit status. */
+int llm_demo_main(int argc, char **argv, const char *name, llm_section *setup,
+                  llm_section *const *sections);
 
 /* One value into the trace under key; returns value, so that the report
    line prints what the trace holds. One row of a trace table: the cells
