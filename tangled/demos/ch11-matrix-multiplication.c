@@ -10,11 +10,25 @@ static const double fixture_a[6] = {1, 2, 3, 4, 5, 6};   /* A, shape [2, 3] */
 static const double fixture_w[6] = {1, 2, 0, 1, 2, 0};   /* W, shape [3, 2] */
 static const size_t shape_a[2] = {2, 3}, shape_w[2] = {3, 2};
 
-/* A and W into a and w; 0 when either fails. */
-static int fixture(llm_demo *d, llm_tensor *a, llm_tensor *w)
+/* A new tensor the demo owns, of the given shape, holding values (zeros when
+   values is NULL); empty after an error. */
+static llm_tensor *operand(llm_demo *d, size_t rank, const size_t *shape,
+                           const double *values)
 {
-    return LLM_TRY(d, llm_tensor_from(a, 2, shape_a, fixture_a, 6, &d->err))
-           && LLM_TRY(d, llm_tensor_from(w, 2, shape_w, fixture_w, 6, &d->err));
+    llm_tensor *t = llm_own_tensor(d);
+    if (LLM_TRY(d, llm_tensor_zeros(t, rank, shape, &d->err)) && values != NULL)
+        memcpy(t->data, values, t->size * sizeof *values);
+    return t;
+}
+
+/* op(a) op(b) as a new tensor the demo owns, op transposing when its flag is
+   set; empty after an error. */
+static llm_tensor *product(llm_demo *d, const llm_tensor *a, const llm_tensor *b,
+                           int trans_a, int trans_b)
+{
+    llm_tensor *c = llm_own_tensor(d);
+    (void)LLM_TRY(d, llm_matmul(c, a, b, trans_a, trans_b, &d->err));
+    return c;
 }
 
 /* A refusal traced with its code alone, and its message printed. */
@@ -62,13 +76,14 @@ static void textbook(double *c, const double *a, const double *b, size_t m,
 }
 static void predict_first(llm_demo *d)
 {
-    llm_tensor *a = llm_own_tensor(d), *w = llm_own_tensor(d), *c = llm_own_tensor(d);
+    llm_tensor *a = operand(d, 2, shape_a, fixture_a);
+    llm_tensor *w = operand(d, 2, shape_w, fixture_w), *c = product(d, a, w, 0, 0);
     const double *ar = NULL, *wc;
     const char *dot;
     double sum = 0.0, p;
     size_t i, k;
     int same;
-    if (!(fixture(d, a, w) && LLM_TRY(d, llm_matmul(c, a, w, 0, 0, &d->err))))
+    if (!d->ok)
         return;
     show(d, "A", a);
     show(d, "W", w);
@@ -102,29 +117,25 @@ static void predict_first(llm_demo *d)
 }
 static void transposed_operands(llm_demo *d)
 {
-    static const double at_vals[6] = {1, 4, 2, 5, 3, 6};   /* A^T, shape [3, 2] */
-    static const double wt_vals[6] = {1, 0, 2, 2, 1, 0};   /* W^T, shape [2, 3] */
     static const char *const names[5] = {   /* the tensors passed, for the table */
         "$A$, $W$", "$A^{\\mathsf T}$, $W$", "$A$, $W^{\\mathsf T}$",
         "$A^{\\mathsf T}$, $W^{\\mathsf T}$", "$A$, $W^{\\mathsf T}$"};
     static const char *const plain[5] = {
         "A W", "A^T trans_a", "W^T trans_b", "A^T W^T both", "view W^T trans_b"};
-    const size_t shape_at[2] = {3, 2}, shape_wt[2] = {2, 3};
-    llm_tensor *a = llm_own_tensor(d), *w = llm_own_tensor(d), *at = llm_own_tensor(d);
-    llm_tensor *wt = llm_own_tensor(d), *c0 = NULL, *c, view;
+    llm_tensor *a = operand(d, 2, shape_a, fixture_a), *at = llm_own_tensor(d);
+    llm_tensor *w = operand(d, 2, shape_w, fixture_w), *wt = llm_own_tensor(d);
+    llm_tensor *c0 = NULL, *c, view;
     const llm_tensor *first[5] = {a, at, a, at, a}, *second[5] = {w, w, wt, wt, &view};
     size_t i;
     int same, same_all = 1;
-    if (!(fixture(d, a, w)
-          && LLM_TRY(d, llm_tensor_from(at, 2, shape_at, at_vals, 6, &d->err))
-          && LLM_TRY(d, llm_tensor_from(wt, 2, shape_wt, wt_vals, 6, &d->err))))
+    if (!(LLM_TRY(d, llm_tensor_transpose(&view, a, 0, 1, &d->err))
+          && LLM_TRY(d, llm_tensor_copy(at, &view, &d->err))
+          && LLM_TRY(d, llm_tensor_transpose(&view, w, 0, 1, &d->err))  /* no copy */
+          && LLM_TRY(d, llm_tensor_copy(wt, &view, &d->err))))
         return;
-    view = (llm_tensor){.data = w->data, .rank = 2, .shape = {2, 3}, .stride = {1, 2},
-                        .size = 6};            /* W^T over W's buffer: no copy */
     for (i = 0; i < 5; i++) {
-        c = llm_own_tensor(d);
-        if (!LLM_TRY(d, llm_matmul(c, first[i], second[i], i == 1 || i == 3, i >= 2,
-                                   &d->err)))
+        c = product(d, first[i], second[i], i == 1 || i == 3, i >= 2);
+        if (!d->ok)
             return;
         c0 = i == 0 ? c : c0;
         same = memcmp(c->data, c0->data, 4 * sizeof(double)) == 0;
@@ -142,20 +153,17 @@ static void batched(llm_demo *d)
 {
     static const double a_vals[12] = {1, 2, 3, 4, 5, 6, 0, 1, 2, 2, 1, 0};
     const size_t shape_a3[3] = {2, 2, 3}, shape_w3[3] = {1, 3, 2};
-    llm_tensor *a = llm_own_tensor(d), *w = llm_own_tensor(d), *w2 = llm_own_tensor(d);
-    llm_tensor *c = llm_own_tensor(d), *c2 = llm_own_tensor(d);
+    llm_tensor *a = operand(d, 3, shape_a3, a_vals);
+    llm_tensor *c = product(d, a, operand(d, 3, shape_w3, fixture_w), 0, 0);
+    llm_tensor *c2 = product(d, a, operand(d, 2, shape_w, fixture_w), 0, 0);
     const double *x, *y;
     size_t b;
     int same;
-    if (!(LLM_TRY(d, llm_tensor_from(a, 3, shape_a3, a_vals, 12, &d->err))
-          && LLM_TRY(d, llm_tensor_from(w, 3, shape_w3, fixture_w, 6, &d->err))
-          && LLM_TRY(d, llm_tensor_from(w2, 2, shape_w, fixture_w, 6, &d->err))
-          && LLM_TRY(d, llm_matmul(c, a, w, 0, 0, &d->err))
-          && LLM_TRY(d, llm_matmul(c2, a, w2, 0, 0, &d->err))))
+    if (!d->ok)
         return;
     show(d, "batched", c);
     for (b = 0; b < 2; b++) {           /* each matrix of the stack and its product */
-        x = a->data + 6 * b;
+        x = a_vals + 6 * b;
         y = c->data + 4 * b;
         llm_row(d, "batches", llm_text("%zu", b),
                 llm_text("%s, %s", llm_nums(x, 3, 0), llm_nums(x + 3, 3, 0)),
@@ -169,16 +177,12 @@ static void batched(llm_demo *d)
 static void empty_axes(llm_demo *d)
 {
     const size_t shape_k0a[2] = {2, 0}, shape_k0b[2] = {0, 2}, shape_m0[2] = {0, 3};
-    llm_tensor *a = llm_own_tensor(d), *b = llm_own_tensor(d), *c = llm_own_tensor(d);
-    llm_tensor *am = llm_own_tensor(d), *w = llm_own_tensor(d), *e = llm_own_tensor(d);
+    llm_tensor *a = operand(d, 2, shape_k0a, NULL), *b = operand(d, 2, shape_k0b, NULL);
+    llm_tensor *c = product(d, a, b, 0, 0), *am = operand(d, 2, shape_m0, NULL);
+    llm_tensor *e = product(d, am, operand(d, 2, shape_w, fixture_w), 0, 0);
     size_t i;
     int positive = 1;
-    if (!(LLM_TRY(d, llm_tensor_zeros(a, 2, shape_k0a, &d->err))
-          && LLM_TRY(d, llm_tensor_zeros(b, 2, shape_k0b, &d->err))
-          && LLM_TRY(d, llm_matmul(c, a, b, 0, 0, &d->err))
-          && LLM_TRY(d, llm_tensor_zeros(am, 2, shape_m0, &d->err))
-          && LLM_TRY(d, llm_tensor_from(w, 2, shape_w, fixture_w, 6, &d->err))
-          && LLM_TRY(d, llm_matmul(e, am, w, 0, 0, &d->err))))
+    if (!d->ok)
         return;
     show(d, "k0", c);
     for (i = 0; i < c->size; i++)
@@ -191,21 +195,25 @@ static void order_of_the_sum(llm_demo *d)
 {
     enum { NB = 3, M = 5, K = 37, N = 11 };
     static double a[NB * M * K], b[K * N], up[NB * M * N], down[NB * M * N];
+    static const double row[3] = {0.1, 0.2, 0.3}, ones[3] = {1, 1, 1};
     const size_t shape_a3[3] = {NB, M, K}, shape_b2[2] = {K, N};
-    llm_tensor *ta = llm_own_tensor(d), *tb = llm_own_tensor(d), *c = llm_own_tensor(d);
+    const size_t shape_row[2] = {1, 3}, shape_col[2] = {3, 1};
+    volatile double x = 0.1, z = -0.01;  /* volatile: computed at run time */
+    llm_tensor *ta, *c, *tr, *c3;
+    double desc = 0.0;
     size_t t, differ = 0;
     int same;
     for (t = 0; t < NB * M * K; t++)
         a[t] = (double)(t * 7919 % 1009) / 1009.0 - 0.5;
     for (t = 0; t < K * N; t++)
         b[t] = (double)(t * 104729 % 997) / 313.0 - 1.5;
-    for (t = 0; t < NB; t++) {
-        textbook(up + t * M * N, a + t * M * K, b, M, K, N, 0);
-        textbook(down + t * M * N, a + t * M * K, b, M, K, N, 1);
-    }
-    if (!(LLM_TRY(d, llm_tensor_from(ta, 3, shape_a3, a, NB * M * K, &d->err))
-          && LLM_TRY(d, llm_tensor_from(tb, 2, shape_b2, b, K * N, &d->err))
-          && LLM_TRY(d, llm_matmul(c, ta, tb, 0, 0, &d->err))))
+    textbook(up, a, b, NB * M, K, N, 0);     /* the stack as one matrix, NB * M rows */
+    textbook(down, a, b, NB * M, K, N, 1);
+    ta = operand(d, 3, shape_a3, a);
+    c = product(d, ta, operand(d, 2, shape_b2, b), 0, 0);
+    tr = operand(d, 2, shape_row, row);
+    c3 = product(d, tr, operand(d, 2, shape_col, ones), 0, 0);
+    if (!d->ok)
         return;
     same = memcmp(c->data, up, sizeof up) == 0;
     for (t = 0; t < NB * M * N; t++)
@@ -216,23 +224,10 @@ static void order_of_the_sum(llm_demo *d)
     llm_put(d, "order_outputs", llm_text("%d", NB * M * N));
     llm_put(d, "order_differ", llm_text("%zu", differ));
     llm_demo_check(d, same, "the library's product has the textbook's bits");
-}
-static void three_terms_and_fma(llm_demo *d)
-{
-    static const double row[3] = {0.1, 0.2, 0.3}, ones[3] = {1, 1, 1};
-    const size_t shape_row[2] = {1, 3}, shape_col[2] = {3, 1};
-    volatile double x = 0.1, z = -0.01;  /* volatile: computed at run time */
-    llm_tensor *ta = llm_own_tensor(d), *tb = llm_own_tensor(d), *c = llm_own_tensor(d);
-    double desc = 0.0;
-    size_t t;
-    if (!(LLM_TRY(d, llm_tensor_from(ta, 2, shape_row, row, 3, &d->err))
-          && LLM_TRY(d, llm_tensor_from(tb, 2, shape_col, ones, 3, &d->err))
-          && LLM_TRY(d, llm_matmul(c, ta, tb, 0, 0, &d->err))))
-        return;
     for (t = 3; t-- > 0;)
         desc += row[t] * ones[t];
     printf("sum 0.1+0.2+0.3 ascending=%s",
-           llm_put(d, "sum_up", llm_num(c->data[0], 17)));
+           llm_put(d, "sum_up", llm_num(c3->data[0], 17)));
     printf(" descending=%s\n", llm_put(d, "sum_down", llm_num(desc, 17)));
     printf("0.1*0.1 + (-0.01) two_roundings=%s",
            llm_put(d, "fma_twice", llm_text("%.6e", x * x + z)));
@@ -242,31 +237,27 @@ static void three_terms_and_fma(llm_demo *d)
 static void refusals(llm_demo *d)
 {
     static double one = 1.0;
-    const size_t shape_v[1] = {3}, shape_wt[2] = {2, 3}, shape_223[3] = {2, 2, 3};
+    const size_t shape_v[1] = {3}, shape_223[3] = {2, 2, 3};
     const size_t shape_422[3] = {4, 2, 2}, shape_332[3] = {3, 3, 2};
-    llm_tensor *a = llm_own_tensor(d), *w = llm_own_tensor(d), *v = llm_own_tensor(d);
-    llm_tensor *wt = llm_own_tensor(d), *a3 = llm_own_tensor(d), *b = llm_own_tensor(d);
-    llm_tensor *b332 = llm_own_tensor(d), *out = llm_own_tensor(d);
+    llm_tensor *a = operand(d, 2, shape_a, NULL), *w = operand(d, 2, shape_w, NULL);
+    llm_tensor *v = operand(d, 1, shape_v, NULL), *a3 = operand(d, 3, shape_223, NULL);
+    llm_tensor *b = operand(d, 3, shape_422, NULL), *out = llm_own_tensor(d);
+    llm_tensor *b3 = operand(d, 3, shape_332, NULL);
     /* shapes [2^32, 1] and [1, 2^32], strides [0, 0]: every element is one */
     llm_tensor column = {.data = &one, .rank = 2, .shape = {(size_t)1 << 32, 1},
                          .size = (size_t)1 << 32};
     llm_tensor row = {.data = &one, .rank = 2, .shape = {1, (size_t)1 << 32},
                       .size = (size_t)1 << 32};
-    if (!(fixture(d, a, w)
-          && LLM_TRY(d, llm_tensor_zeros(v, 1, shape_v, &d->err))
-          && LLM_TRY(d, llm_tensor_zeros(wt, 2, shape_wt, &d->err))
-          && LLM_TRY(d, llm_tensor_zeros(a3, 3, shape_223, &d->err))
-          && LLM_TRY(d, llm_tensor_zeros(b, 3, shape_422, &d->err))
-          && LLM_TRY(d, llm_tensor_zeros(b332, 3, shape_332, &d->err))))
+    if (!d->ok)
         return;
     llm_refuse_cells(d, "c", "NULL x [3, 2]", llm_matmul(out, NULL, w, 0, 0, &d->err));
     llm_refuse_cells(d, "c", "[2, 3] x [3]", llm_matmul(out, a, v, 0, 0, &d->err));
-    refuse(d, "[2, 3] x [2, 3]", llm_matmul(out, a, wt, 0, 0, &d->err));
+    refuse(d, "[2, 3] x [2, 3]", llm_matmul(out, a, a, 0, 0, &d->err));
     llm_put(d, "inner_message", d->err.message);
     refuse(d, "[2, 3]^T x [3, 2]", llm_matmul(out, a, w, 1, 0, &d->err));
     refuse(d, "[2, 2, 3] x [4, 2, 2]", llm_matmul(out, a3, b, 0, 0, &d->err));
     llm_put(d, "inner_first", llm_status_name(d->err.code));
-    refuse(d, "[2, 2, 3] x [3, 3, 2]", llm_matmul(out, a3, b332, 0, 0, &d->err));
+    refuse(d, "[2, 2, 3] x [3, 3, 2]", llm_matmul(out, a3, b3, 0, 0, &d->err));
     llm_put(d, "batch_message", d->err.message);
     refuse(d, "[2^32, 1] x [1, 2^32]", llm_matmul(out, &column, &row, 0, 0, &d->err));
     printf("output untouched after refusals=%s\n",
@@ -285,7 +276,6 @@ int main(int argc, char **argv)
     llm_demo_run(&d, batched);
     llm_demo_run(&d, empty_axes);
     llm_demo_run(&d, order_of_the_sum);
-    llm_demo_run(&d, three_terms_and_fma);
     llm_demo_run(&d, refusals);
     return llm_demo_end(&d);
 }
