@@ -157,11 +157,7 @@ static void scalar_and_empty_views(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch09-tensor-views") != 0)
-        return 2;
-    llm_demo_run(&d, predict_first_views);
-    llm_demo_run(&d, refusals);
-    llm_demo_run(&d, scalar_and_empty_views);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {predict_first_views, refusals,
+                                            scalar_and_empty_views, NULL};
+    return llm_demo_main(argc, argv, "ch09-tensor-views", NULL, sections);
 }

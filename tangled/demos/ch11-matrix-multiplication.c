@@ -268,14 +268,8 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch11-matrix-multiplication") != 0)
-        return 2;
-    llm_demo_run(&d, predict_first);
-    llm_demo_run(&d, transposed_operands);
-    llm_demo_run(&d, batched);
-    llm_demo_run(&d, empty_axes);
-    llm_demo_run(&d, order_of_the_sum);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {predict_first, transposed_operands, batched,
+                                            empty_axes, order_of_the_sum, refusals,
+                                            NULL};
+    return llm_demo_main(argc, argv, "ch11-matrix-multiplication", NULL, sections);
 }

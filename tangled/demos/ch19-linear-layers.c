@@ -329,17 +329,14 @@ static void refusals(llm_demo *d)
     llm_demo_check(d, untouched, "refusals change no output, tape, list or generator");
 }
 
+static void setup(llm_demo *d)
+{
+    ps = llm_own_params(d);
+}
+
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch19-linear-layers") != 0)
-        return 2;
-    ps = llm_own_params(&d);
-    llm_demo_run(&d, build);
-    llm_demo_run(&d, fixture);
-    llm_demo_run(&d, gradients);
-    llm_demo_run(&d, leading_axes);
-    llm_demo_run(&d, other_layout);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {build, fixture, gradients, leading_axes,
+                                            other_layout, refusals, NULL};
+    return llm_demo_main(argc, argv, "ch19-linear-layers", setup, sections);
 }

@@ -315,18 +315,14 @@ static void refusals(llm_demo *d)
     llm_demo_check(d, untouched, "no refused call wrote the output or grew the list");
 }
 
+static void setup(llm_demo *d)
+{
+    ps = llm_own_params(d);
+}
+
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch20-swiglu-feed-forward") != 0)
-        return 2;
-    ps = llm_own_params(&d);
-    llm_demo_run(&d, build);
-    llm_demo_run(&d, half_way);
-    llm_demo_run(&d, fixture);
-    llm_demo_run(&d, silu_extremes);
-    llm_demo_run(&d, rowwise);
-    llm_demo_run(&d, gradients);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {build, half_way, fixture, silu_extremes,
+                                            rowwise, gradients, refusals, NULL};
+    return llm_demo_main(argc, argv, "ch20-swiglu-feed-forward", setup, sections);
 }

@@ -365,14 +365,8 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch21-mini-batches") != 0)
-        return 2;
-    llm_demo_run(&d, list_windows);
-    llm_demo_run(&d, shuffle_walk);
-    llm_demo_run(&d, batches);
-    llm_demo_run(&d, threshold_against_modulo);
-    llm_demo_run(&d, replay_and_coverage);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {list_windows, shuffle_walk, batches,
+                                            threshold_against_modulo,
+                                            replay_and_coverage, refusals, NULL};
+    return llm_demo_main(argc, argv, "ch21-mini-batches", NULL, sections);
 }

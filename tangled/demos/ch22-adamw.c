@@ -424,16 +424,8 @@ static void replay(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch22-adamw") != 0)
-        return 2;
-    llm_demo_run(&d, fixture_step);
-    llm_demo_run(&d, bias_correction);
-    llm_demo_run(&d, zero_gradient);
-    llm_demo_run(&d, bowl_race);
-    llm_demo_run(&d, clipping);
-    llm_demo_run(&d, decay_against_l2);
-    llm_demo_run(&d, refusals);
-    llm_demo_run(&d, replay);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {fixture_step, bias_correction,
+                                            zero_gradient, bowl_race, clipping,
+                                            decay_against_l2, refusals, replay, NULL};
+    return llm_demo_main(argc, argv, "ch22-adamw", NULL, sections);
 }

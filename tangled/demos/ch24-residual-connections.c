@@ -258,17 +258,15 @@ static void refusals(llm_demo *d)
     llm_demo_check(d, untouched, "a refused residual leaves the output and the tape");
 }
 
+static void setup(llm_demo *d)
+{
+    ps = llm_own_params(d);
+}
+
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch24-residual-connections") != 0)
-        return 2;
-    ps = llm_own_params(&d);
-    llm_demo_run(&d, fixture_block);
-    llm_demo_run(&d, gradients);
-    llm_demo_run(&d, zero_branch);
-    llm_demo_run(&d, four_deep);
-    llm_demo_run(&d, cancelling_branch);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {fixture_block, gradients, zero_branch,
+                                            four_deep, cancelling_branch, refusals,
+                                            NULL};
+    return llm_demo_main(argc, argv, "ch24-residual-connections", setup, sections);
 }

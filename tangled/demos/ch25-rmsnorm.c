@@ -291,18 +291,14 @@ static void refusals(llm_demo *d)
     llm_demo_check(d, untouched, "refusals change no output, tape, list or layer");
 }
 
+static void setup(llm_demo *d)
+{
+    ps = llm_own_params(d);
+}
+
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch25-rmsnorm") != 0)
-        return 2;
-    ps = llm_own_params(&d);
-    llm_demo_run(&d, build_layers);
-    llm_demo_run(&d, fixture);
-    llm_demo_run(&d, gradients);
-    llm_demo_run(&d, zero_row);
-    llm_demo_run(&d, scaled_copies);
-    llm_demo_run(&d, batch);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {build_layers, fixture, gradients, zero_row,
+                                            scaled_copies, batch, refusals, NULL};
+    return llm_demo_main(argc, argv, "ch25-rmsnorm", setup, sections);
 }

@@ -207,17 +207,15 @@ static void refusals(llm_demo *d)
                    "each refusal carries its code");
 }
 
+static void setup(llm_demo *d)
+{
+    rope = llm_own(d, sizeof *rope, release_rope);
+    (void)LLM_TRY(d, llm_rope_init(rope, 4, 100.0, 8, LLM_ROPE_ADJACENT, &d->err));
+}
+
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch29-rope") != 0)
-        return 2;
-    rope = llm_own(&d, sizeof *rope, release_rope);
-    (void)LLM_TRY(&d, llm_rope_init(rope, 4, 100.0, 8, LLM_ROPE_ADJACENT, &d.err));
-    llm_demo_run(&d, frequencies);
-    llm_demo_run(&d, dot_grids);
-    llm_demo_run(&d, pairings);
-    llm_demo_run(&d, gradients);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {frequencies, dot_grids, pairings, gradients,
+                                            refusals, NULL};
+    return llm_demo_main(argc, argv, "ch29-rope", setup, sections);
 }
