@@ -433,15 +433,7 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch17-parameter-initialization") != 0)
-        return 2;
-    llm_demo_run(&d, seed_zero);
-    llm_demo_run(&d, seed_seventeen);
-    llm_demo_run(&d, limits);
-    llm_demo_run(&d, symmetry);
-    llm_demo_run(&d, component);
-    llm_demo_run(&d, name_rules);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {seed_zero, seed_seventeen, limits, symmetry,
+                                            component, name_rules, refusals, NULL};
+    return llm_demo_main(argc, argv, "ch17-parameter-initialization", NULL, sections);
 }
