@@ -173,9 +173,8 @@ static void refusals(llm_demo *d)
     tall.data = wide.data = x->data;
     llm_refuse(d, "[2^40, 1] + [1, 2^40]",
                llm_tensor_binary(out, LLM_ADD, &tall, &wide, &d->err));
-    printf("output untouched after refusals=%s\n",
-           llm_put(d, "untouched", llm_yes(out->data == NULL)));
-    llm_demo_check(d, out->data == NULL, "the refused calls wrote no output");
+    printf("output untouched after refusals=%s\n", llm_put(d, "untouched", llm_yes(
+           llm_demo_check(d, out->data == NULL, "the refused calls wrote no output"))));
 }
 static void signed_zeros_and_nan(llm_demo *d)
 {
@@ -187,7 +186,6 @@ static void signed_zeros_and_nan(llm_demo *d)
     const size_t vs[2] = {5, 2};
     double v[10] = {-0.0, 0.0, 0.0, -0.0, -0.0, -0.0, 0.0, 3.0, 3.0, 0.0};
     llm_tensor *t = llm_own_tensor(d), *mx = llm_own_tensor(d), *sm = llm_own_tensor(d);
-    const char *m, *s, *naive;
     size_t i;
     memcpy(&v[6], &nan_bits, sizeof v[6]);
     memcpy(&v[9], &nan_bits, sizeof v[9]);
@@ -196,9 +194,8 @@ static void signed_zeros_and_nan(llm_demo *d)
           && LLM_TRY(d, llm_tensor_reduce(sm, LLM_SUM, t, 1, 0, &d->err))))
         return;
     for (i = 0; i < 5; i++) {
-        m = describe(mx->data[i]);
-        s = describe(sm->data[i]);
-        naive = describe(v[2 * i + 1] > v[2 * i] ? v[2 * i + 1] : v[2 * i]);
+        const char *m = describe(mx->data[i]), *s = describe(sm->data[i]);
+        const char *naive = describe(v[2 * i + 1] > v[2 * i] ? v[2 * i + 1] : v[2 * i]);
         printf("line %s max=%s naive=%s sum=%s\n", lines[i], m, naive, s);
         llm_row(d, "signed", lines[i], m, naive, s, NULL);
         if (i % 2 == 0)
@@ -208,21 +205,19 @@ static void signed_zeros_and_nan(llm_demo *d)
     }
 }
 
+static void setup(llm_demo *d)
+{
+    x = llm_own_tensor(d);
+    b = llm_own_tensor(d);
+    y = llm_own_tensor(d);
+    sum0 = llm_own_tensor(d);
+    mean1 = llm_own_tensor(d);
+}
+
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch10-broadcasting-reductions") != 0)
-        return 2;
-    x = llm_own_tensor(&d);
-    b = llm_own_tensor(&d);
-    y = llm_own_tensor(&d);
-    sum0 = llm_own_tensor(&d);
-    mean1 = llm_own_tensor(&d);
-    llm_demo_run(&d, predict_first);
-    llm_demo_run(&d, stretch_scalar_rank3_map);
-    llm_demo_run(&d, strided_input);
-    llm_demo_run(&d, empty_axes);
-    llm_demo_run(&d, refusals);
-    llm_demo_run(&d, signed_zeros_and_nan);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {predict_first, stretch_scalar_rank3_map,
+                                            strided_input, empty_axes, refusals,
+                                            signed_zeros_and_nan, NULL};
+    return llm_demo_main(argc, argv, "ch10-broadcasting-reductions", setup, sections);
 }

@@ -71,10 +71,9 @@ static void three_rows(llm_demo *d)
         llm_put(d, llm_text("lse%zu", r), lse_r);
         naive_row(d, r, l);
     }
-    printf("shift invariance=%s p_bits=[%016llx, %016llx]\n",
-           llm_put(d, "shift", same ? "bit-identical" : "different"), bits(p->data[0]),
-           bits(p->data[1]));
-    llm_demo_check(d, same, "the three rows' probabilities have the same bits");
+    printf("shift invariance=%s p_bits=[%016llx, %016llx]\n", llm_put(d, "shift",
+           llm_demo_check(d, same, "the three rows' probabilities have the same bits")
+           ? "bit-identical" : "different"), bits(p->data[0]), bits(p->data[1]));
     llm_put(d, "p0_bits", llm_text("%016llx", bits(p->data[0])));
     llm_put(d, "p0", llm_num(p->data[0], 12));
     llm_put(d, "p1", llm_num(p->data[1], 12));
@@ -99,25 +98,22 @@ static void three_rows(llm_demo *d)
 }
 static void axis0_and_view(llm_demo *d)
 {
-    static const double values[6] = {1, 2, 3, 4, 5, 6};
+    static double values[6] = {1, 2, 3, 4, 5, 6};   /* view reads them in place */
     const size_t shape[2] = {2, 3};
     llm_tensor *x = llm_own_tensor(d), *p = llm_own_tensor(d), *pt = llm_own_tensor(d);
-    llm_tensor view;
-    double colsum[3];
-    size_t i, j;
+    llm_tensor view = {.data = values, .rank = 2, .shape = {3, 2}, .stride = {1, 3},
+                       .size = 6};
+    double colsum[3] = {0};
+    size_t i;
     int same = 1;
-    if (!LLM_TRY(d, llm_tensor_from(x, 2, shape, values, 6, &d->err)))
-        return;
-    view = (llm_tensor){.data = x->data, .rank = 2, .shape = {3, 2}, .stride = {1, 3},
-                        .size = 6};            /* shares x's buffer */
-    if (!(LLM_TRY(d, llm_softmax(p, x, 0, &d->err))
+    if (!(LLM_TRY(d, llm_tensor_from(x, 2, shape, values, 6, &d->err))
+          && LLM_TRY(d, llm_softmax(p, x, 0, &d->err))
           && LLM_TRY(d, llm_softmax(pt, &view, 1, &d->err))))
         return;
-    for (j = 0; j < 3; j++)
-        colsum[j] = p->data[j] + p->data[3 + j];
-    for (i = 0; i < 2; i++)
-        for (j = 0; j < 3; j++)
-            same = same && bits(p->data[i * 3 + j]) == bits(pt->data[j * 2 + i]);
+    for (i = 0; i < 6; i++) {                 /* p at [i / 3, i % 3], pt transposed */
+        colsum[i % 3] += p->data[i];
+        same = same && bits(p->data[i]) == bits(pt->data[i % 3 * 2 + i / 3]);
+    }
     printf("axis 0 of [[1, 2, 3], [4, 5, 6]]: p=%s\n",
            llm_put(d, "axis0_p", llm_nums(p->data, 6, 12)));
     printf("  column sums=%s\n", llm_put(d, "axis0_sums", llm_nums(colsum, 3, 12)));
@@ -198,13 +194,7 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch12-stable-softmax") != 0)
-        return 2;
-    llm_demo_run(&d, limits_of_exp);
-    llm_demo_run(&d, three_rows);
-    llm_demo_run(&d, axis0_and_view);
-    llm_demo_run(&d, underflow);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {limits_of_exp, three_rows, axis0_and_view,
+                                            underflow, refusals, NULL};
+    return llm_demo_main(argc, argv, "ch12-stable-softmax", NULL, sections);
 }

@@ -68,6 +68,7 @@ static void fixture(llm_demo *d)
     llm_var ve, vw, vl, *n = fix_node;
     const llm_tensor *xt = NULL, *zt = NULL, *ht = NULL, *lt = NULL;
     const double *x, *dx = NULL, *dz = NULL, *dh = NULL;
+    const char *loss;
     double assigned[6] = {0};
     size_t p, q, v, uses[3] = {0};
     int exact;
@@ -114,10 +115,9 @@ static void fixture(llm_demo *d)
     llm_put(d, "dlogit", llm_text("±%s", fraction(fabs(dh[0]))));
     llm_put(d, "dpre", llm_text("±%s", fraction(fabs(dz[0]))));
     llm_put(d, "dlogit_target", fraction(dh[fix_targets[0]]));
-    printf("loss=%s ln2=%s\n", llm_put(d, "loss", llm_num(lt->data[lt->offset], 12)),
-           llm_num(log(2.0), 12));
-    llm_demo_check(d, strcmp(llm_num(lt->data[lt->offset], 12), "0.693147180560") == 0,
-                   "the loss is ln 2");
+    loss = llm_put(d, "loss", llm_num(lt->data[lt->offset], 12));
+    printf("loss=%s ln2=%s\n", loss, llm_num(log(2.0), 12));
+    llm_demo_check(d, strcmp(loss, "0.693147180560") == 0, "the loss is ln 2");
     printf("dW=%s\n", llm_put(d, "dW", fractions(gw->data, 2, 2)));
     llm_demo_check(d, strcmp(fractions(gw->data, 2, 2), "[[-1/4, 1/4], [1/4, -1/4]]")
                       == 0, "dW is [[-1/4, 1/4], [1/4, -1/4]]");
@@ -152,12 +152,16 @@ typedef struct op_case {
     int fill;
 } op_case;
 
-/* Case c on its tape, as a function of its operand wrt */
+/* Case c on its tape, as a function of its operand wrt: a leaf with gradient g,
+   or a constant while g is NULL; y and out are the last recording's output and
+   its value */
 typedef struct op_check {
     const op_case *c;
     llm_tape *tape;
-    llm_tensor *arg[2];
+    llm_tensor *arg[2], *g;
     size_t wrt;
+    llm_var y;
+    const llm_tensor *out;
 } op_check;
 
 static double weight(size_t i)
@@ -186,53 +190,45 @@ static llm_status apply_case(const op_check *k, const llm_var *v, llm_var *y,
     }
 }
 
-/* Records k's operands afresh (operand wrt from theta, a leaf with gradient g
-   unless g is NULL) and the operation: the output y, its value *out and the
-   objective *phi = sum_i weight(i) * y_i. */
-static llm_status record_case(const op_check *k, const llm_tensor *theta, llm_tensor *g,
-                              llm_var *y, const llm_tensor **out, double *phi,
+/* k's objective: records k's operands afresh (operand wrt from theta) and the
+   operation, and sets *phi = sum_i weight(i) * y_i. */
+static llm_status record_case(void *ctx, const llm_tensor *theta, double *phi,
                               llm_error *err)
 {
+    op_check *k = ctx;
     llm_var v[2];
     size_t i;
     llm_status st = llm_tape_reset(k->tape, err);
     for (i = 0; i < (k->c->shape[1] != NULL ? 2u : 1u) && st == LLM_OK; i++) {
         const llm_tensor *x = i == k->wrt ? theta : k->arg[i];
-        st = i == k->wrt && g != NULL ? llm_tape_leaf(k->tape, x, g, &v[i], err)
-                                      : llm_tape_constant(k->tape, x, &v[i], err);
+        st = i == k->wrt && k->g != NULL ? llm_tape_leaf(k->tape, x, k->g, &v[i], err)
+                                         : llm_tape_constant(k->tape, x, &v[i], err);
     }
-    st = st != LLM_OK ? st : apply_case(k, v, y, err);
-    st = st != LLM_OK ? st : llm_tape_value(k->tape, *y, out, err);
-    for (*phi = 0.0, i = 0; st == LLM_OK && i < (*out)->size; i++)
-        *phi += weight(i) * (*out)->data[(*out)->offset + i];    /* it is contiguous */
+    st = st != LLM_OK ? st : apply_case(k, v, &k->y, err);
+    st = st != LLM_OK ? st : llm_tape_value(k->tape, k->y, &k->out, err);
+    for (*phi = 0.0, i = 0; st == LLM_OK && i < k->out->size; i++)
+        *phi += weight(i) * k->out->data[k->out->offset + i];     /* it is contiguous */
     return st;
 }
 
-static llm_status case_objective(void *ctx, const llm_tensor *theta, double *value,
-                                 llm_error *err)
-{
-    const llm_tensor *out = NULL;
-    llm_var y;
-    return record_case(ctx, theta, NULL, &y, &out, value, err);
-}
-
 /* Records k with a leaf whose gradient g starts at zero and runs a pass that
-   keeps the graph from the output *out, seeded with s (NULL: the weights). */
-static int backward_case(llm_demo *d, const op_check *k, const double *s, llm_tensor *g,
-                         const llm_tensor **out)
+   keeps the graph, seeded with s (NULL: the weights); g is k's only while it
+   records, the objective records constants. */
+static int backward_case(llm_demo *d, op_check *k, const double *s, llm_tensor *g)
 {
     const llm_tensor *theta = k->arg[k->wrt];
     llm_tensor *seed = llm_own_tensor(d);
-    llm_var y;
     double phi;
     size_t i;
-    if (!(LLM_TRY(d, llm_tensor_zeros(g, theta->rank, theta->shape, &d->err))
-          && LLM_TRY(d, record_case(k, theta, g, &y, out, &phi, &d->err))
-          && LLM_TRY(d, llm_tensor_zeros(seed, (*out)->rank, (*out)->shape, &d->err))))
-        return 0;
-    for (i = 0; i < seed->size; i++)
+    int ok;
+    k->g = g;
+    ok = LLM_TRY(d, llm_tensor_zeros(g, theta->rank, theta->shape, &d->err))
+         && LLM_TRY(d, record_case(k, theta, &phi, &d->err))
+         && LLM_TRY(d, llm_tensor_zeros(seed, k->out->rank, k->out->shape, &d->err));
+    k->g = NULL;
+    for (i = 0; ok && i < seed->size; i++)
         seed->data[i] = s != NULL ? s[i] : weight(i);
-    return LLM_TRY(d, llm_tape_backward(k->tape, y, seed, 1, &d->err));
+    return ok && LLM_TRY(d, llm_tape_backward(k->tape, k->y, seed, 1, &d->err));
 }
 /* Checks every coordinate of k's operand wrt, named name, against central
    differences; prints and traces one row. */
@@ -240,14 +236,13 @@ static void run_case(llm_demo *d, op_check *k, const char *name, size_t *coordin
 {
     static const size_t every[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
     llm_tensor *theta = k->arg[k->wrt], *g = llm_own_tensor(d);
-    const llm_tensor *out = NULL;
     const char *shape = llm_sizes(theta->shape, theta->rank), *worst_text, *verdict;
     const char *count = llm_text("%zu of %zu", theta->size, theta->size);
     double worst = 0.0;
     size_t failures = 0;
     if (!(llm_demo_check(d, theta->size <= 12, "an operand has at most 12 coordinates")
-          && backward_case(d, k, NULL, g, &out)
-          && LLM_TRY(d, llm_gradient_check(case_objective, k, theta, g->data, every,
+          && backward_case(d, k, NULL, g)
+          && LLM_TRY(d, llm_gradient_check(record_case, k, theta, g->data, every,
                                            theta->size, 1e-5, 1e-6, &worst, &failures,
                                            &d->err))))
         return;
@@ -300,7 +295,7 @@ static void every_vjp(llm_demo *d)
         {"nll_mean", K_NLL, 0, 0, 0, targets, {2}, {s34}, 0},
         {"the fixture", K_FIXTURE, 0, 0, 0, NULL, {2, 2}, {s32, s22}, 0},
     };
-    op_check k = {NULL, llm_own_tape(d), {NULL, NULL}, 0};
+    op_check k = {.tape = llm_own_tape(d)};
     size_t i, j, n, rows = 0, coordinates = 0;
     if (!LLM_TRY(d, llm_tape_init(k.tape, 8, &d->err)))
         return;
@@ -326,21 +321,20 @@ static void extreme(llm_demo *d, const char *name, enum op_kind kind, size_t ran
 {
     const op_case c = {.name = name, .kind = kind, .axis = rank - 1,
                        .targets = targets};
-    op_check k = {&c, llm_own_tape(d), {llm_own_tensor(d), NULL}, 0};
+    op_check k = {.c = &c, .tape = llm_own_tape(d), .arg = {llm_own_tensor(d)}};
     llm_tensor *g = llm_own_tensor(d);
-    const llm_tensor *out = NULL;
     const char *value, *grad;
     size_t stride[LLM_MAX_RANK], n = 0, i;
     int finite = 1;
     if (!(LLM_TRY(d, llm_row_major(rank, shape, stride, &n, &d->err))
           && LLM_TRY(d, llm_tensor_from(k.arg[0], rank, shape, x, n, &d->err))
           && LLM_TRY(d, llm_tape_init(k.tape, 4, &d->err))
-          && backward_case(d, &k, s, g, &out)))
+          && backward_case(d, &k, s, g)))
         return;
-    for (i = 0; i < out->size + g->size; i++)         /* the value, then the gradient */
-        finite = finite && isfinite(i < out->size ? out->data[out->offset + i]
-                                                  : g->data[i - out->size]);
-    value = fractions(out->data + out->offset, out->size, 0);
+    for (i = 0; i < k.out->size + g->size; i++)     /* the value, then the gradient */
+        finite = finite && isfinite(i < k.out->size ? k.out->data[k.out->offset + i]
+                                                    : g->data[i - k.out->size]);
+    value = fractions(k.out->data + k.out->offset, k.out->size, 0);
     grad = fractions(g->data, g->size, 0);
     printf("extreme %s\n  value=%s grad=%s finite=%s\n", name, value, grad,
            llm_yes(finite));
@@ -355,7 +349,6 @@ static void extremes(llm_demo *d)
     static const double wide[2] = {-1000, 1000}, ones[2] = {1, 1};
     static const size_t targets[2] = {1, 1}, s22[2] = {2, 2}, three[1] = {3};
     static const size_t two[1] = {2};
-    const double big = 1000.0;
     extreme(d, "nll_mean of [[1000, -1000], [-1000, 1000]], targets [1, 1]", K_NLL, 2,
             s22, logits, one, targets);
     extreme(d, "log_softmax of [1000, -1000, 0], seed [0, 1, 0]", K_LOG_SOFTMAX, 1,
@@ -363,9 +356,8 @@ static void extremes(llm_demo *d)
     extreme(d, "sigmoid of [-1000, 1000]", K_SIGMOID, 1, two, wide, ones, NULL);
     extreme(d, "silu of [-1000, 1000]", K_SILU, 1, two, wide, ones, NULL);
     /* the textbook derivative e^-x / (1 + e^-x)^2 at x = -1000 */
-    printf("textbook sigmoid derivative at -1000=%s\n",
-           llm_put(d, "naive_sigmoid_grad",
-                   llm_num(exp(big) / ((1.0 + exp(big)) * (1.0 + exp(big))), 6)));
+    printf("textbook sigmoid derivative at -1000=%s\n", llm_put(d, "naive_sigmoid_grad",
+           llm_num(exp(1000.0) / ((1.0 + exp(1000.0)) * (1.0 + exp(1000.0))), 6)));
 }
 static void refusals(llm_demo *d)
 {
@@ -373,15 +365,16 @@ static void refusals(llm_demo *d)
     static const size_t deep[8] = {1, 1, 1, 1, 1, 1, 1, 1};
     static const size_t targets[3] = {0, 2, 1}, s32[2] = {3, 2};
     static const double special[6] = {0, -1, 1000, 1e-320, 2, 4};
+    static const double half[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};   /* must survive */
     llm_tape *t = llm_own_tape(d);
     llm_error *err = &d->err;
     llm_tensor *e = llm_own_tensor(d), *ge = llm_own_tensor(d), *s = llm_own_tensor(d);
-    llm_tensor *sc[6], *gq = llm_own_tensor(d), *seed = llm_own_tensor(d);
+    llm_tensor *sc[6], *gq = llm_own_tensor(d);
     llm_var ve, vs, vc[6], vq, vy, stale, id = {77, 77};
     size_t count, i;
-    int unchanged = 1;
+    int unchanged;
     if (!(LLM_TRY(d, llm_tensor_from(e, 2, s32, fix_e, 6, err))
-          && LLM_TRY(d, llm_tensor_zeros(ge, 2, s32, err))
+          && LLM_TRY(d, llm_tensor_from(ge, 2, s32, half, 6, err))
           && LLM_TRY(d, llm_tensor_from(s, 0, NULL, special + 4, 1, err))
           && LLM_TRY(d, llm_tape_init(t, 4, err))
           && LLM_TRY(d, llm_tape_leaf(t, e, ge, &stale, err))
@@ -395,8 +388,6 @@ static void refusals(llm_demo *d)
               && LLM_TRY(d, llm_tape_constant(t, sc[i], &vc[i], err))))
             return;
     }
-    for (i = 0; i < ge->size; i++)
-        ge->data[i] = 0.5;                        /* gradients that must survive */
     count = t->count;
     refuse(d, "gather ID 3 from a table of 3 rows",
            llm_tape_gather(t, ve, bad_ids, 1, four, &id, err));
@@ -425,21 +416,18 @@ static void refusals(llm_demo *d)
            llm_tape_nll_mean(t, ve, targets, 3, &id, err));
     refuse(d, "nll_mean with 2 targets for 3 rows",
            llm_tape_nll_mean(t, ve, targets, 2, &id, err));
-    for (i = 0; i < ge->size; i++)
-        unchanged = unchanged && ge->data[i] == 0.5;
+    unchanged = memcmp(ge->data, half, sizeof half) == 0;
     printf("after the refusals: nodes=%zu (before: %zu) gradients untouched=%s output "
            "untouched=%s\n", t->count, count, llm_yes(unchanged),
            llm_yes(id.id == 77 && id.epoch == 77));
     unchanged = unchanged && t->count == count && id.id == 77 && id.epoch == 77;
     llm_put(d, "refused_unchanged", llm_yes(llm_demo_check(d, unchanged,
             "a refused operation records no node and writes no gradient or output")));
-    if (!(LLM_TRY(d, llm_tensor_zeros(gq, 1, one, err))   /* sc[0] holds 0 */
+    if (!(LLM_TRY(d, llm_tensor_from(gq, 1, one, half, 1, err))   /* sc[0] holds 0 */
           && LLM_TRY(d, llm_tape_leaf(t, sc[0], gq, &vq, err))
-          && LLM_TRY(d, llm_tape_sqrt(t, vq, &vy, err))
-          && LLM_TRY(d, llm_tensor_from(seed, 1, one, special + 4, 1, err))))
+          && LLM_TRY(d, llm_tape_sqrt(t, vq, &vy, err))))
         return;
-    gq->data[0] = 0.5;
-    refuse(d, "backward through sqrt(0)", llm_tape_backward(t, vy, seed, 1, err));
+    refuse(d, "backward through sqrt(0)", llm_tape_backward(t, vy, sc[4], 1, err));
     printf("  %s\n", d->err.message);
     printf("gradient after the refused pass=%s\n",
            gq->data[0] == 0.5 ? "untouched" : "changed");
@@ -448,12 +436,7 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch16-model-autodiff-ops") != 0)
-        return 2;
-    llm_demo_run(&d, fixture);
-    llm_demo_run(&d, every_vjp);
-    llm_demo_run(&d, extremes);
-    llm_demo_run(&d, refusals);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {fixture, every_vjp, extremes, refusals,
+                                            NULL};
+    return llm_demo_main(argc, argv, "ch16-model-autodiff-ops", NULL, sections);
 }
