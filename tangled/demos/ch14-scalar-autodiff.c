@@ -193,16 +193,14 @@ static void exp_tanh(llm_demo *d)
     llm_demo_check(d, fabs(fd - chain->nodes[a].grad) < 1e-9, "the difference to 1e-9");
 }
 
+static void setup(llm_demo *d)
+{
+    tape = llm_own_stape(d);
+}
+
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch14-scalar-autodiff") != 0)
-        return 2;
-    tape = llm_own_stape(&d);
-    llm_demo_run(&d, record);
-    llm_demo_run(&d, passes);
-    llm_demo_run(&d, detach_case);
-    llm_demo_run(&d, refusals);
-    llm_demo_run(&d, exp_tanh);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {record, passes, detach_case, refusals,
+                                            exp_tanh, NULL};
+    return llm_demo_main(argc, argv, "ch14-scalar-autodiff", setup, sections);
 }

@@ -460,23 +460,19 @@ static void steps(llm_demo *d)
     llm_demo_check(d, first == loop->capacity, "steps 1 and 2000 end at one capacity");
 }
 
+static void setup(llm_demo *d)
+{
+    tape = llm_own_tape(d);
+    x = llm_own_tensor(d);
+    bias = llm_own_tensor(d);
+    dx = llm_own_tensor(d);
+    dbias = llm_own_tensor(d);
+    seed = llm_own_tensor(d);
+}
+
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    if (llm_demo_begin(&d, argc, argv, "ch15-tensor-autodiff-core") != 0)
-        return 2;
-    tape = llm_own_tape(&d);
-    x = llm_own_tensor(&d);
-    bias = llm_own_tensor(&d);
-    dx = llm_own_tensor(&d);
-    dbias = llm_own_tensor(&d);
-    seed = llm_own_tensor(&d);
-    llm_demo_run(&d, fixture);
-    llm_demo_run(&d, record);
-    llm_demo_run(&d, passes);
-    llm_demo_run(&d, reset_stale);
-    llm_demo_run(&d, detach_live);
-    llm_demo_run(&d, gradchecks);
-    llm_demo_run(&d, steps);
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {fixture, record, passes, reset_stale,
+                                            detach_live, gradchecks, steps, NULL};
+    return llm_demo_main(argc, argv, "ch15-tensor-autodiff-core", setup, sections);
 }
