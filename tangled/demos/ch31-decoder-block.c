@@ -194,6 +194,8 @@ static void passes(llm_demo *d)
     printf(" largest output difference=%s\n",
            llm_put(d, "post_diff", llm_num(diff, 6)));
     llm_demo_check(d, diff > 1.0, "post-norm moves the output by more than 1");
+    llm_demo_check(d, same(pre.weights, post.weights, H * T * T),
+                   "both placements attend with the same weights");
     if (!run(d, fix_x2, 0, &again))
         return;
     for (i = 0; i < STAGES; i++)
