@@ -17,52 +17,39 @@ static const char *identical(int same)
 {
     return same ? "bit-identical" : "different";
 }
-static const double tiny_x[2] = {1.0, -1.0}, tiny_t = -1.0;
 
-/* h = x W1, y = h W2, L = (y - t)^2 / 2; returns L and y - t. */
-static double tiny_grad(double w1[2][2], const double w2[2],
-                        double dw1[2][2], double dw2[2], double *gy)
+/* A [rows, cols] Xavier matrix that the demo owns, drawn from *rng seeded
+   with seed; NULL when the call fails. */
+static llm_tensor *xavier(llm_demo *d, size_t rows, size_t cols, uint64_t seed,
+                          llm_rng *rng)
 {
+    llm_tensor *w = llm_own_tensor(d);
+    llm_rng_seed(rng, seed);
+    return LLM_TRY(d, llm_xavier_uniform(w, rows, cols, rng, &d->err)) ? w : NULL;
+}
+/* h = x W1, y = h W2, L = (y - t)^2 / 2, with w1[j] the weights of unit j
+   (column j of W1). Fills the gradients and dL/dy = y - t, then steps W1
+   and W2 by lr times their gradients; returns L. */
+static double tiny_step(double w1[2][2], double w2[2], double lr, double dw1[2][2],
+                        double dw2[2], double *gy)
+{
+    static const double tiny_x[2] = {1.0, -1.0}, tiny_t = -1.0;
     double h[2], y = 0.0;
     size_t i, j;
     for (j = 0; j < 2; j++) {
-        h[j] = tiny_x[0] * w1[0][j] + tiny_x[1] * w1[1][j];
+        h[j] = tiny_x[0] * w1[j][0] + tiny_x[1] * w1[j][1];
         y += h[j] * w2[j];
     }
     *gy = y - tiny_t;                                 /* dL/dy */
     for (j = 0; j < 2; j++) {
         dw2[j] = h[j] * *gy;                          /* h_j (y - t) */
-        for (i = 0; i < 2; i++)
-            dw1[i][j] = tiny_x[i] * w2[j] * *gy;      /* x_i W2[j] (y - t) */
+        for (i = 0; i < 2; i++) {
+            dw1[j][i] = tiny_x[i] * w2[j] * *gy;      /* x_i W2[j] (y - t) */
+            w1[j][i] -= lr * dw1[j][i];
+        }
+        w2[j] -= lr * dw2[j];
     }
     return 0.5 * *gy * *gy;
-}
-
-static double tiny_step(double w1[2][2], double w2[2], double lr)
-{
-    double dw1[2][2], dw2[2], gy;
-    double loss = tiny_grad(w1, w2, dw1, dw2, &gy);
-    size_t i, j;
-    for (j = 0; j < 2; j++) {
-        w2[j] -= lr * dw2[j];
-        for (i = 0; i < 2; i++)
-            w1[i][j] -= lr * dw1[i][j];
-    }
-    return loss;
-}
-
-/* Column j of W1, or of its gradient; and its equality with column 0, bit for
-   bit. */
-static const char *column(double m[2][2], size_t j)
-{
-    const double col[2] = {m[0][j], m[1][j]};
-    return llm_nums(col, 2, 6);
-}
-
-static int columns_equal(double m[2][2])
-{
-    return memcmp(&m[0][0], &m[0][1], sizeof m[0][0]) == 0
-           && memcmp(&m[1][0], &m[1][1], sizeof m[1][0]) == 0;
 }
 /* prefix.up.weight [d_in, d_hidden] (Xavier), prefix.up.bias [d_hidden]
    (zeros, no draws), prefix.down.weight [d_hidden, d_out] (Xavier). All or
@@ -72,16 +59,10 @@ static llm_status add_two_layers(llm_params *ps, const char *prefix, size_t d_in
                                  size_t d_hidden, size_t d_out, llm_rng *rng,
                                  llm_error *err)
 {
-    llm_rng trial;
-    size_t mark;
-    llm_status st;
-    if (ps == NULL || prefix == NULL || rng == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "demo.two_layers",
-                        "a list, a prefix and a generator are required");
-    trial = *rng;
-    mark = ps->count;
-    st = llm_params_add_xavier(ps, llm_text("%s.up.weight", prefix), d_in, d_hidden,
-                               &trial, err);
+    llm_rng trial = *rng;
+    const size_t mark = ps->count;
+    llm_status st = llm_params_add_xavier(ps, llm_text("%s.up.weight", prefix), d_in,
+                                          d_hidden, &trial, err);
     if (st == LLM_OK)
         st = llm_params_add_const(ps, llm_text("%s.up.bias", prefix), 1, &d_hidden, 0.0,
                                   0, err);
@@ -113,8 +94,7 @@ static void seed_zero(llm_demo *d)
         copy = rng;
         u[k] = llm_rng_unit(&copy);             /* the same draw as a unit value */
         z[k] = llm_rng_next_u64(&rng);
-        exact = exact && u[k] >= 0.0 && u[k] < 1.0
-                && u[k] * 9007199254740992.0 == (double)(z[k] >> 11);
+        exact = exact && u[k] * 9007199254740992.0 == (double)(z[k] >> 11);
         llm_row(d, "splitmix", llm_text("%zu", k + 1), hex(rng.state, 1), hex(z[k], 1),
                 llm_num(u[k], 12), NULL);
     }
@@ -137,21 +117,19 @@ static void seed_zero(llm_demo *d)
 }
 static void seed_seventeen(llm_demo *d)
 {
-    llm_tensor *w = llm_own_tensor(d), *again = llm_own_tensor(d);
-    llm_tensor *w18 = llm_own_tensor(d);
     const double limit = sqrt(6.0 / (double)(2 + 2)), var = 2.0 / (double)(2 + 2);
-    llm_rng rng, copy;
-    double u, want;
+    llm_rng rng, again_rng, copy;
+    llm_tensor *w = xavier(d, 2, 2, 17, &rng), *again = xavier(d, 2, 2, 17, &again_rng);
+    llm_tensor *w18 = xavier(d, 2, 2, 18, &again_rng);
     size_t k;
-    int same_bits = 1, differ = 1;
-    llm_rng_seed(&rng, 17);
-    copy = rng;
-    if (!LLM_TRY(d, llm_xavier_uniform(w, 2, 2, &rng, &d->err)))
+    int same_bits = 1, replay, differ = 1;
+    if (!d->ok)
         return;
+    llm_rng_seed(&copy, 17);
     for (k = 0; k < 4; k++) {
-        u = llm_rng_unit(&copy);
-        want = limit * (2.0 * u - 1.0);
+        const double u = llm_rng_unit(&copy), want = limit * (2.0 * u - 1.0);
         same_bits = same_bits && memcmp(&w->data[k], &want, sizeof want) == 0;
+        differ = differ && w18->data[k] != w->data[k];
         llm_row(d, "xavier", llm_text("%zu", k + 1),
                 llm_text("[%zu, %zu]", k / 2, k % 2), llm_num(u, 12),
                 llm_num(2.0 * u - 1.0, 12), llm_num(w->data[k], 12), NULL);
@@ -164,41 +142,29 @@ static void seed_seventeen(llm_demo *d)
     printf("seed=17 state after 4 draws=%s\n",
            llm_put(d, "state17_4", hex(rng.state, 0)));
     llm_demo_check(d, same_bits, "each weight is limit * (2u - 1) of its draw");
-
-    llm_rng_seed(&rng, 17);
-    if (!LLM_TRY(d, llm_xavier_uniform(again, 2, 2, &rng, &d->err)))
-        return;
-    llm_rng_seed(&rng, 18);
-    if (!LLM_TRY(d, llm_xavier_uniform(w18, 2, 2, &rng, &d->err)))
-        return;
-    for (k = 0; k < 4; k++) {
-        differ = differ && w18->data[k] != w->data[k];
+    for (k = 0; k < 4; k++)
         llm_row(d, "seed18", llm_text("%zu", k + 1), llm_num(w18->data[k], 12), NULL);
-    }
-    printf("seed=17 again=%s\n", llm_put(d, "replay", identical(
-           memcmp(w->data, again->data, 4 * sizeof w->data[0]) == 0)));
+    replay = memcmp(w->data, again->data, 4 * sizeof w->data[0]) == 0;
+    printf("seed=17 again=%s\n", llm_put(d, "replay", identical(replay)));
     printf("seed=18 w=%s", llm_put(d, "w18", llm_nums(w18->data, 4, 12)));
     printf(" differs_everywhere=%s\n", llm_yes(differ));
-    llm_demo_check(d, memcmp(w->data, again->data, 4 * sizeof w->data[0]) == 0,
-                   "seed 17 again gives the same bits");
+    llm_demo_check(d, replay, "seed 17 again gives the same bits");
     llm_demo_check(d, differ, "seed 18 differs in every weight");
 }
 static void limits(llm_demo *d)
 {
     static const size_t fans[4][2] = {{2, 2}, {4, 2}, {5, 4}, {200, 300}};
-    llm_tensor *w = llm_own_tensor(d);
+    const double var = 2.0 / 500.0, limit = sqrt(6.0 / 500.0);    /* [200, 300] */
+    llm_tensor *w;
     llm_rng rng;
-    double limit = 0.0, var = 0.0, mean = 0.0, sq = 0.0, big = 0.0;
+    double mean = 0.0, sq = 0.0, big = 0.0;
     size_t r, i;
     for (r = 0; r < 4; r++) {
-        const size_t sum = fans[r][0] + fans[r][1];
-        const char *shape = llm_sizes(fans[r], 2), *v, *std, *lim;
-        limit = sqrt(6.0 / (double)sum);
-        var = 2.0 / (double)sum;
-        v = llm_num(var, 12);
-        std = llm_num(sqrt(var), 12);
-        lim = llm_num(limit, 12);
-        llm_row(d, "limits", shape, llm_text("%zu", sum), v, std, lim, NULL);
+        const size_t n = fans[r][0] + fans[r][1];
+        const char *shape = llm_sizes(fans[r], 2), *v = llm_num(2.0 / (double)n, 12);
+        const char *std = llm_num(sqrt(2.0 / (double)n), 12);
+        const char *lim = llm_num(sqrt(6.0 / (double)n), 12);
+        llm_row(d, "limits", shape, llm_text("%zu", n), v, std, lim, NULL);
         printf("shape=%s var=%s std=%s limit=%s\n", shape, v, std, lim);
         if (r == 1) {
             llm_put(d, "limit42", lim);
@@ -207,12 +173,11 @@ static void limits(llm_demo *d)
         if (r == 2)
             llm_put(d, "limit_token", lim);
     }
-    llm_rng_seed(&rng, 17);
-    if (!LLM_TRY(d, llm_xavier_uniform(w, 200, 300, &rng, &d->err)))
+    if ((w = xavier(d, 200, 300, 17, &rng)) == NULL)
         return;
     for (i = 0; i < w->size; i++) {
         mean += w->data[i];
-        big = fabs(w->data[i]) > big ? fabs(w->data[i]) : big;
+        big = fmax(big, fabs(w->data[i]));
     }
     mean /= (double)w->size;
     for (i = 0; i < w->size; i++)
@@ -227,23 +192,24 @@ static void limits(llm_demo *d)
 }
 static void symmetry(llm_demo *d)
 {
-    double w1[2][2] = {{0.0, 0.0}, {0.0, 0.0}}, w2[2] = {0.5, 0.5};
-    double dw1[2][2], dw2[2], gy, loss;
-    llm_tensor *a = llm_own_tensor(d), *b = llm_own_tensor(d);
+    double w1[2][2] = {{0.0, 0.0}, {0.0, 0.0}}, w2[2] = {0.5, 0.5}, dw1[2][2], dw2[2];
+    double gy, loss;
+    llm_tensor *a, *b = llm_own_tensor(d);
     llm_rng rng;
     size_t k;
     int symmetric;
-    tiny_grad(w1, w2, dw1, dw2, &gy);
+    tiny_step(w1, w2, 0.0, dw1, dw2, &gy);
     printf("zero start dL/dy=%s", llm_put(d, "sym_gy", llm_num(gy, 6)));
-    printf(" dW1 column0=%s", llm_put(d, "sym_col0", column(dw1, 0)));
-    printf(" column1=%s", llm_put(d, "sym_col1", column(dw1, 1)));
+    printf(" dW1 column0=%s", llm_put(d, "sym_col0", llm_nums(dw1[0], 2, 6)));
+    printf(" column1=%s", llm_put(d, "sym_col1", llm_nums(dw1[1], 2, 6)));
     printf(" dW2=%s\n", llm_put(d, "sym_dw2", llm_nums(dw2, 2, 6)));
-    symmetric = columns_equal(dw1);
+    symmetric = memcmp(dw1[0], dw1[1], sizeof dw1[0]) == 0;
     for (k = 0; k <= 3; k++) {
-        const char *c0 = column(w1, 0), *c1 = column(w1, 1), *v2 = llm_nums(w2, 2, 6);
-        symmetric = symmetric && columns_equal(w1)
+        const char *c0 = llm_nums(w1[0], 2, 6), *c1 = llm_nums(w1[1], 2, 6);
+        const char *v2 = llm_nums(w2, 2, 6);
+        symmetric = symmetric && memcmp(w1[0], w1[1], sizeof w1[0]) == 0
                     && memcmp(&w2[0], &w2[1], sizeof w2[0]) == 0;
-        loss = k < 3 ? tiny_step(w1, w2, 0.1) : tiny_grad(w1, w2, dw1, dw2, &gy);
+        loss = tiny_step(w1, w2, k < 3 ? 0.1 : 0.0, dw1, dw2, &gy);
         llm_row(d, "symmetry", llm_text("%zu", k), c0, c1, v2, llm_num(loss, 6), NULL);
         printf("step %zu W1 columns=%s %s W2=%s loss=%s\n", k, c0, c1, v2,
                llm_num(loss, 6));
@@ -253,29 +219,29 @@ static void symmetry(llm_demo *d)
     llm_put(d, "sym_steps", "3");
     llm_demo_check(d, symmetric && gy > 0.0, "from zero the units stay the same");
 
-    llm_rng_seed(&rng, 17);
-    if (!(LLM_TRY(d, llm_xavier_uniform(a, 2, 2, &rng, &d->err))
-          && LLM_TRY(d, llm_xavier_uniform(b, 2, 1, &rng, &d->err))))
+    a = xavier(d, 2, 2, 17, &rng);
+    if (!LLM_TRY(d, llm_xavier_uniform(b, 2, 1, &rng, &d->err)))
         return;
-    memcpy(w1, a->data, sizeof w1);
+    for (k = 0; k < 4; k++)
+        w1[k % 2][k / 2] = a->data[k];     /* element [i, j] is unit j's weight i */
     memcpy(w2, b->data, sizeof w2);
-    tiny_grad(w1, w2, dw1, dw2, &gy);
+    tiny_step(w1, w2, 0.0, dw1, dw2, &gy);
     printf("random start W2=%s", llm_put(d, "brk_w2", llm_nums(w2, 2, 6)));
-    printf(" dW1 column0=%s", llm_put(d, "brk_col0", column(dw1, 0)));
-    printf(" column1=%s", llm_put(d, "brk_col1", column(dw1, 1)));
-    printf(" equal=%s\n", llm_yes(columns_equal(dw1)));
-    llm_demo_check(d, !columns_equal(dw1), "from random weights the gradients differ");
+    printf(" dW1 column0=%s", llm_put(d, "brk_col0", llm_nums(dw1[0], 2, 6)));
+    printf(" column1=%s", llm_put(d, "brk_col1", llm_nums(dw1[1], 2, 6)));
+    symmetric = memcmp(dw1[0], dw1[1], sizeof dw1[0]) == 0;
+    printf(" equal=%s\n", llm_yes(symmetric));
+    llm_demo_check(d, !symmetric, "from random weights the gradients differ");
 }
 static void component(llm_demo *d)
 {
     const size_t two[1] = {2};
     llm_params *ps = llm_own_params(d), *again = llm_own_params(d);
-    llm_tensor *up = llm_own_tensor(d);
     llm_rng rng, before, fresh;
+    llm_tensor *up;
     llm_param first;
-    llm_status st;
-    size_t i, count_before, idx = 0, draws = 0, scalars = 0;
-    int same, replay;
+    size_t i, idx = 0, draws = 0, scalars = 0;
+    int same;
     llm_rng_seed(&rng, 17);
     before = rng;
     if (!(LLM_TRY(d, llm_params_init(ps, &d->err))
@@ -288,16 +254,14 @@ static void component(llm_demo *d)
     printf("%s\n", llm_put(d, "gain_rng", same ? "unchanged" : "advanced"));
     llm_demo_check(d, same, "a constant draws nothing");
     memcpy(&first, &ps->items[0], sizeof first);
-    count_before = ps->count;
-    st = add_two_layers(ps, "mlp", 2, 3, 0, &rng, &d->err);
-    llm_refuse(d, "component mlp with d_out 0", st);
+    llm_refuse_as(d, "component mlp with d_out 0",
+                  add_two_layers(ps, "mlp", 2, 3, 0, &rng, &d->err), LLM_ERR_ARGUMENT);
     printf("  %s\n", llm_put(d, "component_message", d->err.message));
     same = memcmp(&rng, &before, sizeof rng) == 0;
     printf("after the failed component: generator %s",
            llm_put(d, "component_rng", same ? "unchanged" : "advanced"));
-    llm_demo_check(d, st == LLM_ERR_ARGUMENT && same, "the refusal drew nothing");
-    same = ps->count == count_before
-           && memcmp(&ps->items[0], &first, sizeof first) == 0;
+    llm_demo_check(d, same, "the refusal drew nothing");
+    same = ps->count == 1 && memcmp(&ps->items[0], &first, sizeof first) == 0;
     printf(", list of %zu %s\n", ps->count,
            llm_put(d, "component_list", same ? "unchanged" : "changed"));
     llm_demo_check(d, same, "the failed component took back its tensors");
@@ -321,22 +285,19 @@ static void component(llm_demo *d)
     }
     llm_put(d, "n_params", llm_text("%zu", ps->count));
     llm_put(d, "n_scalars", llm_text("%zu", scalars));
-    llm_rng_seed(&fresh, 17);
-    if (!LLM_TRY(d, llm_xavier_uniform(up, 2, 3, &fresh, &d->err)))
+    if ((up = xavier(d, 2, 3, 17, &fresh)) == NULL)
         return;
     same = memcmp(up->data, ps->items[1].value.data, 6 * sizeof up->data[0]) == 0;
     printf("mlp.up.weight vs a fresh seed-17 [2, 3]=%s\n",
            llm_put(d, "fresh_same", identical(same)));
     llm_demo_check(d, same && draws == 12, "the component made 12 draws of seed 17");
     before = rng;
-    count_before = ps->count;
-    st = add_two_layers(ps, "mlp", 2, 3, 2, &rng, &d->err);
-    llm_refuse(d, "component mlp a second time", st);
+    llm_refuse_as(d, "component mlp a second time",
+                  add_two_layers(ps, "mlp", 2, 3, 2, &rng, &d->err), LLM_ERR_NAME);
     printf("  %s\n", llm_put(d, "dup_message", d->err.message));
-    if (!(llm_demo_check(d, st == LLM_ERR_NAME && ps->count == count_before
-                            && memcmp(&rng, &before, sizeof rng) == 0,
-                         "a taken prefix adds nothing and draws nothing")
-          && LLM_TRY(d, llm_params_find(ps, "mlp.down.weight", &idx, &d->err))))
+    llm_demo_check(d, ps->count == 4 && memcmp(&rng, &before, sizeof rng) == 0,
+                   "a taken prefix adds nothing and draws nothing");
+    if (!LLM_TRY(d, llm_params_find(ps, "mlp.down.weight", &idx, &d->err)))
         return;
     printf("find mlp.down.weight=%s\n", llm_put(d, "find_index", llm_text("%zu", idx)));
 
@@ -345,14 +306,14 @@ static void component(llm_demo *d)
                                           &d->err))
           && LLM_TRY(d, add_two_layers(again, "mlp", 2, 3, 2, &fresh, &d->err))))
         return;
-    replay = again->count == ps->count;
-    for (i = 0; replay && i < ps->count; i++)
-        replay = strcmp(again->items[i].name, ps->items[i].name) == 0
-                 && memcmp(again->items[i].value.data, ps->items[i].value.data,
-                           ps->items[i].value.size * sizeof(double)) == 0;
+    same = again->count == ps->count;
+    for (i = 0; same && i < ps->count; i++)
+        same = strcmp(again->items[i].name, ps->items[i].name) == 0
+               && memcmp(again->items[i].value.data, ps->items[i].value.data,
+                         ps->items[i].value.size * sizeof(double)) == 0;
     printf("the list again from seed 17=%s\n",
-           llm_put(d, "list_replay", identical(replay)));
-    llm_demo_check(d, replay, "the list again has the same names and bits");
+           llm_put(d, "list_replay", identical(same)));
+    llm_demo_check(d, same, "the list again has the same names and bits");
 }
 static void name_rules(llm_demo *d)
 {
@@ -360,18 +321,17 @@ static void name_rules(llm_demo *d)
         "blocks.0.ffn.down.weight", "token_embedding.weight", "final_norm.gain",
         "", ".weight", "ffn.", "ffn..down", "FFN.weight", "ffn-down.weight",
         "ffn down", NULL};
-    char long_name[LLM_PARAM_NAME_MAX + 1];
+    char long_name[LLM_PARAM_NAME_MAX + 1] = {0};
     size_t i;
     int good = 1;
     memset(long_name, 'a', LLM_PARAM_NAME_MAX);
-    long_name[LLM_PARAM_NAME_MAX] = '\0';
     for (i = 0; i < 11; i++) {
         const char *name = names[i] != NULL ? names[i] : long_name;
         const char *what = names[i] != NULL ? llm_text("name \"%s\"", name)
                            : llm_text("name of %d characters", LLM_PARAM_NAME_MAX);
         const char *shown = names[i] == NULL ? llm_text("%d × `a`", LLM_PARAM_NAME_MAX)
                             : name[0] == '\0' ? "(empty)" : llm_text("`%s`", name);
-        llm_status st = llm_param_name_check(name, &d->err);
+        const llm_status st = llm_param_name_check(name, &d->err);
         good = good && (st == LLM_OK) == (i < 3);
         if (st == LLM_OK)
             printf("accept %s\n", what);

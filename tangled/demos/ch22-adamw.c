@@ -126,11 +126,9 @@ static void bias_correction(llm_demo *d)
         llm_row(d, "bias", llm_text("%zu", opt->steps), llm_num(opt->p1, 6),
                 llm_num(t.m, 6), llm_num(t.m_hat, 6), llm_num(t.v, 6),
                 llm_num(t.v_hat, 6), llm_num(t.adaptive, 6), NULL);
-        if (k == 3) {
-            llm_put(d, "bias_m3", llm_num(t.m, 6));
-            llm_put(d, "bias_mhat3", llm_num(t.m_hat, 6));
-        }
     }
+    llm_put(d, "bias_m3", llm_num(t.m, 6));             /* the third step's terms */
+    llm_put(d, "bias_mhat3", llm_num(t.m_hat, 6));
 }
 static void zero_gradient(llm_demo *d)
 {
@@ -253,10 +251,9 @@ static void decay_against_l2(llm_demo *d)
 {
     static const char *const name[2] = {"quiet", "busy"};
     static const double grad[2] = {0.0, 10.0};
-    llm_adamw_config plain = fixture_config;
+    const llm_adamw_config plain = {0.5, 0.5, 0.1, 0.0};   /* the fixture's, no decay */
     double after[3][2];            /* AdamW, Adam, Adam with lambda theta added */
     size_t m, i;
-    plain.weight_decay = 0.0;
     for (m = 0; m < 3; m++) {
         llm_params *ps = new_list(d, threes, "quiet", 1, 1, "busy", 1, 1, NULL);
         llm_adamw *opt = new_adamw(d, ps, m == 0 ? &fixture_config : &plain);
@@ -303,12 +300,11 @@ static void refuse(llm_demo *d, const char *what, llm_status st)
 static void refusals(llm_demo *d)
 {
     static const double w0[3] = {1.0, -2.0, 1.0}, g0[3] = {0.2, -0.4, 0.5};
-    static const char *const bad_name[4] = {"beta1 = 1", "beta2 = -0.1", "eps = 0",
-                                            "weight decay NaN"};
+    static const struct { const char *what; llm_adamw_config config; } bad[4] = {
+        {"beta1 = 1", {1.0, 0.5, 0.1, 0.1}}, {"beta2 = -0.1", {0.5, -0.1, 0.1, 0.1}},
+        {"eps = 0", {0.5, 0.5, 0.0, 0.1}}, {"weight decay NaN", {0.5, 0.5, 0.1, NAN}}};
     static const char *const mismatch[4] = {"renamed parameter", "wider parameter",
                                             "missing parameter", "parameters swapped"};
-    const llm_adamw_config bad[4] = {{1.0, 0.5, 0.1, 0.1}, {0.5, -0.1, 0.1, 0.1},
-                                     {0.5, 0.5, 0.0, 0.1}, {0.5, 0.5, 0.1, NAN}};
     const llm_grad_multiplier zero_factor = {1.0, 0.0};
     llm_params *ps = new_list(d, w0, "w", 2, 1, "norm.gain", 1, 0, NULL);
     llm_adamw *opt = new_adamw(d, ps, &fixture_config);
@@ -332,7 +328,7 @@ static void refusals(llm_demo *d)
     memset(&untouched, 0xab, sizeof untouched);
     n = snapshot(ps, opt, before);
     for (i = 0; i < 4; i++)
-        refuse(d, bad_name[i], llm_adamw_init(&untouched, ps, &bad[i], &d->err));
+        refuse(d, bad[i].what, llm_adamw_init(&untouched, ps, &bad[i].config, &d->err));
     refuse(d, "learning rate 0", step_unscaled(d, opt, ps, 0.0));
     refuse(d, "lr 10, decay product 1", step_unscaled(d, opt, ps, 10.0));
     llm_put(d, "product_message", d->err.message);
