@@ -309,9 +309,12 @@ $(B)/html/$(1)/style.css: book/style.css
 endef
 $(foreach l,$(LANGS),$(eval $(call html_rules,$(l))))
 
-$(B)/html/index.html: book/landing.html
+# The front page names the chapters present and the PDFs' sizes; building
+# the PDFs writes it again (tools/landing.sh).
+$(B)/html/index.html: book/landing.html tools/landing.sh $(foreach l,$(LANGS),$(foreach s,$(SLUGS),$(B)/html/$(l)/$(s).html)) \
+    $(wildcard $(B)/html/book-*.pdf)
 	@mkdir -p $(@D)
-	cp $< $@
+	tools/landing.sh $< $(B)/html $(SLUGS) > $@
 
 html: $(B)/html/index.html $(foreach l,$(LANGS),$(foreach p,$(PAGES),$(B)/html/$(l)/$(p).html) $(B)/html/$(l)/style.css)
 
@@ -326,6 +329,7 @@ endef
 $(foreach l,$(LANGS),$(eval $(call pdf_rules,$(l))))
 
 pdf: $(foreach l,$(LANGS),$(B)/html/book-$(l).pdf)
+	@if [ -f $(B)/html/index.html ]; then $(MAKE) -s --no-print-directory $(B)/html/index.html; fi
 
 # ------------------------------------------------------------------- check --
 check-parity:

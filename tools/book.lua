@@ -19,7 +19,11 @@
 --        ::: {.report} :::      with the report the chapter's demo printed;
 --      an unknown key, table or figure, or a row of the wrong width, stops
 --      the build with a message naming the chapter;
---   3. sets the page title and the navigation metadata of the edition.
+--   3. in HTML, puts every table in a Div.table-wrap (its caption above
+--      it, outside the box), display math in a
+--      Span.display-math and inline math in a Span.inline-math, boxes that
+--      scroll by themselves when they are wider than the screen;
+--   4. sets the page title and the navigation metadata of the edition.
 
 local lang, tracedir, figdir, figext
 local traces = {}
@@ -321,7 +325,38 @@ function Pandoc(doc)
     blocks[#blocks + 1] = b
   end
 
-  -- 3. titles and navigation of this edition
+  -- on the web a table scrolls inside a box of its own, so that a wide one
+  -- never makes the page wider than a phone's screen
+  if FORMAT:match('html') then
+    local ntables = 0
+    blocks = pandoc.walk_block(pandoc.Div(blocks), {
+      -- the caption goes above the box, so that it stays readable while
+      -- the table scrolls; the table is still labelled by it
+      Table = function(tbl)
+        local wrap = pandoc.Div({ tbl }, pandoc.Attr('', { 'table-wrap' }))
+        local cap = tbl.caption and tbl.caption.long or {}
+        if #cap == 0 then return wrap end
+        ntables = ntables + 1
+        local id = 'table-caption-' .. ntables
+        tbl.caption = { long = {}, short = nil }
+        tbl.attr = pandoc.Attr(tbl.attr.identifier, tbl.attr.classes, { ['aria-labelledby'] = id })
+        wrap.content = { tbl }
+        return pandoc.Div({ pandoc.Div(cap, pandoc.Attr(id, { 'table-caption' })), wrap },
+                          pandoc.Attr('', { 'table' }))
+      end,
+      -- and so does display math (MathML's own box does not scroll)
+      Math = function(m)
+        if m.mathtype == 'DisplayMath' then
+          return pandoc.Span({ m }, pandoc.Attr('', { 'display-math' }))
+        end
+        -- inline math cannot break across lines: on a narrow screen a long
+        -- formula scrolls inside its own box instead (book/style.css)
+        return pandoc.Span({ m }, pandoc.Attr('', { 'inline-math' }))
+      end,
+    }).content
+  end
+
+  -- 4. titles and navigation of this edition
   for _, key in ipairs({ 'title', 'prev-title', 'next-title', 'booktitle',
                          'subtitle', 'author' }) do
     local v = meta[key .. '-' .. lang]

@@ -399,8 +399,10 @@ function flush_code(    i, foot, sep) {
         for (i = 1; i <= ncand && cand[i] != $3; i++) ;
         if (i > ncand) cand[++ncand] = $3
       } else if ($2 == "defitem") {
+        # a library name links to its entry in the index (html only)
         if (!($3 in c_name_of_c) && !(($3, c_label) in false_def))
-          c_defs = c_defs (c_defs == "" ? "" : ", ") "`" $3 "`"
+          c_defs = c_defs (c_defs == "" ? "" : ", ") \
+            ((mode == "html" && (c_label in lib_label)) ? "[`" $3 "`](identifiers.html#id-" $3 ")" : "`" $3 "`")
       } else if ($2 == "useitem") {
         if (!($3 in c_name_of_c)) {
           ids_pending = resolve($3)
@@ -461,6 +463,7 @@ function flush_code(    i, foot, sep) {
   if ($1 == "@index" && $2 == "entrydefn") {
     if (j == 0 || !($3 in lib_label) || ((id_name[j], $3) in false_def)) next
     id_defs[j] = id_defs[j] (id_defs[j] == "" ? "" : ", ") "**" ref($3) "**"
+    if ($3 in header_label) id_pub[j] = 1
     next
   }
   if ($1 == "@index" && $2 == "entryuse") {
@@ -468,6 +471,79 @@ function flush_code(    i, foot, sep) {
     id_uses[j] = id_uses[j] (id_uses[j] == "" ? "" : ", ") ref($3)
     next
   }
+}
+
+# The index's order: by name without the library's prefix llm_ / LLM_ (which
+# nearly every name has), ignoring case; its letter is the first of that.
+function sort_key(name,    k) {
+  k = name
+  sub(/^(llm|LLM)_/, "", k)
+  return tolower(k) " " name
+}
+
+function letter_of(key,    c) {
+  c = toupper(substr(key, 1, 1))
+  return (c ~ /[A-Z]/) ? c : "_"
+}
+
+# sorted[1..nsorted]: the index entries of one part (pub = 1: the public
+# interface, 0: the rest of the library), in sort_key order.
+function sort_part(pub,    j, i, k) {
+  nsorted = 0
+  for (j = 1; j <= nids; j++) {
+    if (id_defs[j] == "" || is_public(j) != pub) continue
+    k = sort_key(id_name[j])
+    for (i = nsorted; i > 0 && sort_keys[i] > k; i--) {
+      sorted[i + 1] = sorted[i]
+      sort_keys[i + 1] = sort_keys[i]
+    }
+    sorted[i + 1] = j
+    sort_keys[i + 1] = k
+    nsorted++
+  }
+}
+
+# The public interface: the names the headers declare. noweb finds no
+# definition in a prototype, so a name counts when a header chunk defines it,
+# or mentions it and it has the library's prefix (a header's comment may
+# mention a static helper's plain name).
+function is_public(j) {
+  return (j in id_pub) || ((id_name[j] in header_name) && id_name[j] ~ /^(llm|LLM)_/)
+}
+
+# The letters of one part, as jump links: prefix is the anchors' prefix.
+function letter_links(pub, prefix,    i, l, last, s) {
+  sort_part(pub)
+  s = ""; last = ""
+  for (i = 1; i <= nsorted; i++) {
+    l = letter_of(sort_keys[i])
+    if (l != last) s = s (s == "" ? "" : " ") "[" (l == "_" ? "\\_" : l) "](#" prefix "-" tolower(l) ")"
+    last = l
+  }
+  return s
+}
+
+# One part of the index. In html, a heading per letter and an anchor per
+# entry (id-NAME, the name itself links to it); in pdf, the plain list.
+function print_part(f, pub, prefix,    i, j, l, last, up) {
+  sort_part(pub)
+  up = (lang == "ru") ? "к буквам" : "to the letters"
+  last = ""
+  for (i = 1; i <= nsorted; i++) {
+    j = sorted[i]
+    l = letter_of(sort_keys[i])
+    if (mode == "html" && l != last) {
+      print "" > f
+      print "### " (l == "_" ? "\\_" : l) " [↑](#index-letters \"" up "\"){.up} {#" prefix "-" tolower(l) " .unnumbered .letter}" > f
+      print "" > f
+    }
+    last = l
+    if (mode == "html")
+      print "- [`" id_name[j] "`](#id-" id_name[j] "){#id-" id_name[j] "}: " id_defs[j] (id_uses[j] == "" ? "" : "; " id_uses[j]) > f
+    else
+      print "- `" id_name[j] "`: " id_defs[j] (id_uses[j] == "" ? "" : "; " id_uses[j]) > f
+  }
+  print "" > f
 }
 
 END {
@@ -486,26 +562,63 @@ END {
     print "" > f
     print "Все идентификаторы C, которые определяет библиотека (`tangled/src`," > f
     print "`tangled/include`): фрагмент с определением (жирным) и фрагменты, где" > f
-    print "идентификатор используется; затем все именованные фрагменты. Имена," > f
-    print "которые демонстрация главы определяет для себя, указаны только в" > f
-    print "подписях фрагментов своей главы." > f
-    print "" > f
-    print "## Идентификаторы {#identifier-list .unnumbered}" > f
+    print "идентификатор используется. Сначала открытый интерфейс, то есть имена," > f
+    print "объявленные в заголовках `tangled/include/llm/*.h`, затем внутренние имена" > f
+    print "библиотеки, затем все именованные фрагменты. Имена упорядочены без" > f
+    print "приставки `llm_` (`LLM_`), которая есть почти у всех: `llm_tensor_new`" > f
+    print "стоит на букву T. Имена, которые демонстрация главы определяет для себя," > f
+    print "указаны только в подписях фрагментов своей главы." > f
   } else {
     print "# Index of identifiers and chunks {#identifiers .unnumbered}" > f
     print "" > f
     print "Every C identifier the library defines (`tangled/src`, `tangled/include`)," > f
-    print "with the chunk that defines it (in bold) and the chunks that use it; then" > f
-    print "every named chunk. The names a chapter's demo defines for itself are listed" > f
-    print "only in the footers of its own chapter's chunks." > f
-    print "" > f
-    print "## Identifiers {#identifier-list .unnumbered}" > f
+    print "with the chunk that defines it (in bold) and the chunks that use it: first" > f
+    print "the public interface, the names the headers `tangled/include/llm/*.h`" > f
+    print "declare, then the library's internal names, then every named chunk. Names" > f
+    print "are ordered without the prefix `llm_` (`LLM_`) nearly all of them have:" > f
+    print "`llm_tensor_new` is under T. The names a chapter's demo defines for itself" > f
+    print "are listed only in the footers of its own chapter's chunks." > f
   }
   print "" > f
-  for (j = 1; j <= nids; j++)
-    if (id_defs[j] != "")
-      print "- `" id_name[j] "`: " id_defs[j] (id_uses[j] == "" ? "" : "; " id_uses[j]) > f
+  if (mode == "html") {
+    print "::: {#index-letters .letters}" > f
+    print "[" en_ru("Public interface", "Открытый интерфейс") "](#api){.part}" > f
+    print "[" letter_links(1, "api") "]{.jump}" > f
+    print "" > f
+    print "[" en_ru("Inside the library", "Внутри библиотеки") "](#internal){.part}" > f
+    print "[" letter_links(0, "internal") "]{.jump}" > f
+    print "" > f
+    print "[" en_ru("Chunks", "Фрагменты") "](#chunk-list){.part}" > f
+    print ":::" > f
+    print "" > f
+  }
+  if (lang == "ru") {
+    print "## Открытый интерфейс {#api .unnumbered}" > f
+    print "" > f
+    print "Имена, объявленные в заголовках `tangled/include/llm/*.h`: то, что видит" > f
+    print "программа, подключившая библиотеку (и слой демонстраций: `evidence.h`, `probe.h`)." > f
+  } else {
+    print "## The public interface {#api .unnumbered}" > f
+    print "" > f
+    print "The names the headers `tangled/include/llm/*.h` declare: what a program that" > f
+    print "links the library sees (and the demo layer: `evidence.h`, `probe.h`)." > f
+  }
+  print_part(f, 1, "api")
   print "" > f
+  if (lang == "ru") {
+    print "## Внутри библиотеки {#internal .unnumbered}" > f
+    print "" > f
+    print "Имена, которых нет ни в одном открытом заголовке: закрытый интерфейс ленты" > f
+    print "`tangled/src/tape_op.h`, статические вспомогательные функции, макросы и типы" > f
+    print "отдельных файлов. Снаружи библиотеки их не видно." > f
+  } else {
+    print "## Inside the library {#internal .unnumbered}" > f
+    print "" > f
+    print "The names no public header declares: the tape's private interface" > f
+    print "`tangled/src/tape_op.h`, static helpers, and the macros and types of one" > f
+    print "file. Nothing outside the library sees them." > f
+  }
+  print_part(f, 0, "internal")
   print "" > f
   if (lang == "ru") print "## Фрагменты {#chunk-list .unnumbered}" > f
   else print "## Chunks {#chunk-list .unnumbered}" > f
