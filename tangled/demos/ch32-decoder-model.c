@@ -14,21 +14,27 @@
 static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6, 0};
 static const size_t fix_ids[3] = {0, 1, 2}, fix_targets[3] = {1, 2, 3};
 
-/* The zero-layer probe: its table [5, 4], its final gain, its input. */
+/* The zero-layer probe: fix_cfg with L = 0, its table [5, 4], its final
+   gain, its input. */
+static const llm_decoder_config probe_cfg = {5, 4, 2, 4, 0, 4, 10000.0, 1e-6, 0};
 static const double probe_table[20] = {0.8, -0.2, 0.1, 0.4, -0.3, 0.7, 0.2, -0.1,
                                        0.5, 0.1, -0.6, 0.3, -0.4, -0.2, 0.9, 0.1,
                                        0.2, 0.3, -0.1, 0.8};
 static const double probe_gain[4] = {1.0, 0.9, 1.1, 0.8};
 static const size_t probe_ids[2] = {0, 1}, probe_targets[2] = {1, 2};
 
-/* The fixture's model, built once by main and read by every section. */
+/* The fixture's model and the probe, built once by setup and read by the
+   sections. */
 static struct {
     llm_params *ps;
     llm_decoder *dec;
     llm_tape *tape;
-    llm_var hidden[4], logits;    /* the first pass's stream handles */
-    double z[15];                 /* its logits [1, 3, 5], row-major */
+    double z[15];                 /* the first pass's logits [1, 3, 5], row-major */
 } m;
+static struct {
+    llm_params *ps;
+    llm_decoder *dec;
+} probe;
 static size_t count_scalars(const llm_params *ps)
 {
     size_t i, n = 0;
@@ -42,16 +48,17 @@ static void release_decoder(void *dec)
     llm_decoder_free(dec);
 }
 
-/* A decoder of configuration cfg drawn from rng, with a list of its own
-   in *ps; both belong to d. NULL when it cannot be built. */
-static llm_decoder *build(llm_demo *d, const llm_decoder_config *cfg, llm_rng *rng,
-                          llm_params **ps)
+/* A decoder of configuration cfg drawn from seed 32, with a list of its
+   own in *ps; both belong to d. NULL when it cannot be built. */
+static llm_decoder *build(llm_demo *d, const llm_decoder_config *cfg, llm_params **ps)
 {
     llm_decoder *dec;
+    llm_rng rng;
+    llm_rng_seed(&rng, 32);
     *ps = llm_own_params(d);
     dec = llm_own(d, sizeof *dec, release_decoder);
     return dec != NULL && LLM_TRY(d, llm_params_init(*ps, &d->err))
-                   && LLM_TRY(d, llm_decoder_init(dec, *ps, cfg, rng, &d->err))
+                   && LLM_TRY(d, llm_decoder_init(dec, *ps, cfg, &rng, &d->err))
                ? dec
                : NULL;
 }
@@ -68,20 +75,17 @@ typedef struct run {
 static int run_model(llm_demo *d, size_t layers, const size_t *ids, run *r)
 {
     llm_decoder_config cfg = fix_cfg;
+    llm_tape *tape = llm_own_tape(d);
     llm_params *ps;
     llm_decoder *dec;
-    llm_tape *tape;
-    llm_rng rng;
     llm_var hidden[4], logits;
     double rows[12];
     size_t s;
     cfg.n_layers = layers;
-    llm_rng_seed(&rng, 32);
-    dec = build(d, &cfg, &rng, &ps);
-    tape = llm_own_tape(d);
-    if (dec == NULL || !LLM_TRY(d, llm_tape_init(tape, 256, &d->err))
-        || !LLM_TRY(d, llm_decoder_forward(dec, ps, tape, ids, 1, 3, 0, hidden, &logits,
-                                           &d->err)))
+    dec = build(d, &cfg, &ps);
+    if (!(dec != NULL && LLM_TRY(d, llm_tape_init(tape, 256, &d->err))
+          && LLM_TRY(d, llm_decoder_forward(dec, ps, tape, ids, 1, 3, 0, hidden,
+                                            &logits, &d->err))))
         return 0;
     r->tensors = ps->count;
     r->scalars = count_scalars(ps);
@@ -93,102 +97,92 @@ static int run_model(llm_demo *d, size_t layers, const size_t *ids, run *r)
     return LLM_TRY(d, llm_probe_read(tape, logits, r->logits, 15, &r->logit_rank,
                                      r->logit_shape, &d->err));
 }
-/* The probe, with its list in *ps; both belong to d. NULL on failure. */
-static llm_decoder *probe_build(llm_demo *d, llm_params **ps)
-{
-    llm_decoder_config cfg = fix_cfg;
-    llm_decoder *dec;
-    llm_rng rng;
-    cfg.n_layers = 0;
-    llm_rng_seed(&rng, 32);
-    dec = build(d, &cfg, &rng, ps);
-    if (dec != NULL) {
-        memcpy((*ps)->items[0].value.data, probe_table, sizeof probe_table);
-        memcpy((*ps)->items[1].value.data, probe_gain, sizeof probe_gain);
-    }
-    return dec;
-}
-
 /* The probe's loss with the lookup use and the head use of the table each
    live (1) or detached (0), and the table's gradient from that loss. */
-static int probe_roles(llm_demo *d, const llm_decoder *dec, llm_params *ps, int lookup,
-                       int head, double *loss, double grad[20])
+static int probe_roles(llm_demo *d, int lookup, int head, double *loss, double grad[20])
 {
     static const size_t shape[2] = {1, 2};
     llm_tape *tape = llm_own_tape(d);
+    llm_params *ps = probe.ps;
     llm_var table, from, x, h, to, z, l;
-    if (!(tape != NULL && LLM_TRY(d, llm_tape_init(tape, 32, &d->err))
-          && LLM_TRY(d, llm_params_zero_grad(ps, &d->err))
-          && LLM_TRY(d, llm_param_leaf(tape, ps, dec->embedding.weight, &table, &d->err))))
+    llm_error *e = &d->err;
+    if (!(tape != NULL && LLM_TRY(d, llm_tape_init(tape, 32, e))
+          && LLM_TRY(d, llm_params_zero_grad(ps, e))
+          && LLM_TRY(d, llm_param_leaf(tape, ps, probe.dec->embedding.weight, &table,
+                                       e))))
         return 0;
     from = to = table;
-    if (!((lookup || LLM_TRY(d, llm_tape_detach(tape, table, &from, &d->err)))
-          && LLM_TRY(d, llm_tape_gather(tape, from, probe_ids, 2, shape, &x, &d->err))
-          && LLM_TRY(d, llm_rmsnorm_forward(&dec->final_norm, ps, tape, x, &h, &d->err))
-          && (head || LLM_TRY(d, llm_tape_detach(tape, table, &to, &d->err)))
-          && LLM_TRY(d, llm_tape_matmul(tape, h, to, 0, 1, &z, &d->err))
-          && LLM_TRY(d, llm_tape_nll_mean(tape, z, probe_targets, 2, &l, &d->err))
-          && LLM_TRY(d, llm_probe_read(tape, l, loss, 1, NULL, NULL, &d->err))
-          && LLM_TRY(d, llm_tape_backward(tape, l, NULL, 0, &d->err))))
+    if (!((lookup || LLM_TRY(d, llm_tape_detach(tape, table, &from, e)))
+          && LLM_TRY(d, llm_tape_gather(tape, from, probe_ids, 2, shape, &x, e))
+          && LLM_TRY(d, llm_rmsnorm_forward(&probe.dec->final_norm, ps, tape, x, &h, e))
+          && (head || LLM_TRY(d, llm_tape_detach(tape, table, &to, e)))
+          && LLM_TRY(d, llm_tape_matmul(tape, h, to, 0, 1, &z, e))
+          && LLM_TRY(d, llm_tape_nll_mean(tape, z, probe_targets, 2, &l, e))
+          && LLM_TRY(d, llm_probe_read(tape, l, loss, 1, NULL, NULL, e))
+          && LLM_TRY(d, llm_tape_backward(tape, l, NULL, 0, e))))
         return 0;
     memcpy(grad, ps->items[0].grad.data, 20 * sizeof *grad);
     return 1;
 }
-typedef struct objective {
+typedef struct seq_loss {
     const llm_decoder *dec;
-    llm_params *ps;
     const size_t *ids, *targets;
     size_t T;
-} objective;
+} seq_loss;
 
-static llm_status objective_run(objective *o, double *value, int backward, llm_error *err)
+static const size_t unit_shape[1] = {1};
+static const double unit_zero[1] = {0.0}, unit_one[1] = {1.0};
+
+static llm_status loss_layer(const void *layer, llm_params *ps, llm_tape *tape,
+                             llm_var x, llm_var *y, llm_error *e)
 {
-    llm_tape tape;
-    llm_var l;
-    llm_status st = llm_tape_init(&tape, 256, err);
-    if (st != LLM_OK)
-        return st;
-    st = llm_decoder_loss(o->dec, o->ps, &tape, o->ids, o->targets, 1, o->T, NULL, &l, err);
-    if (st == LLM_OK)
-        st = llm_probe_read(&tape, l, value, 1, NULL, NULL, err);
-    if (st == LLM_OK && backward)
-        st = llm_params_zero_grad(o->ps, err);
-    if (st == LLM_OK && backward)
-        st = llm_tape_backward(&tape, l, NULL, 0, err);
-    llm_tape_free(&tape);
-    return st;
+    const seq_loss *s = layer;
+    (void)x;
+    return llm_decoder_loss(s->dec, ps, tape, s->ids, s->targets, 1, s->T, NULL, y, e);
 }
 
-static llm_status objective_loss(void *ctx, const llm_tensor *theta, double *value,
-                                 llm_error *err)
-{
-    (void)theta;
-    return objective_run(ctx, value, 0, err);
-}
-
-/* Every coordinate of q against central differences of o's loss. */
-static int check_param(llm_demo *d, objective *o, llm_param *q, double *worst,
+/* Every coordinate of q against central differences of p's loss. */
+static int check_param(llm_demo *d, llm_probe *p, llm_param *q, double *worst,
                        size_t *failures)
 {
     static const size_t coords[20] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
                                       10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
-    return LLM_TRY(d, llm_gradient_check(objective_loss, o, &q->value, q->grad.data, coords,
-                                         q->value.size, 1e-6, 2e-5, worst, failures,
-                                         &d->err));
+    return LLM_TRY(d, llm_gradient_check(llm_probe_loss, p, &q->value, q->grad.data,
+                                         coords, q->value.size, 1e-6, 2e-5, worst,
+                                         failures, &d->err));
 }
-static void stages(llm_demo *d)
+static void setup(llm_demo *d)
+{
+    printf("config=vocab:5 d_model:4 heads:2 head_width:2 d_ff:4 layers:2 context:4 "
+           "rope_base:10000 eps:1e-06 seed:32\n");
+    printf("tokens=[0, 1, 2] targets=[1, 2, 3]\n");
+    m.dec = build(d, &fix_cfg, &m.ps);
+    m.tape = llm_own_tape(d);
+    probe.dec = build(d, &probe_cfg, &probe.ps);
+    if (probe.dec == NULL || !LLM_TRY(d, llm_tape_init(m.tape, 256, &d->err)))
+        return;
+    memcpy(probe.ps->items[0].value.data, probe_table, sizeof probe_table);
+    memcpy(probe.ps->items[1].value.data, probe_gain, sizeof probe_gain);
+}
+static void first_pass(llm_demo *d)
 {
     static const char *const label[4] = {
         "$h_0 = E[z]$", "$h_1 = B_1(h_0)$", "$h_2 = B_2(h_1)$",
         "$\\hat h = \\operatorname{RMSNorm}(h_2)$"};
     static const char *const key[4] = {"embedding", "block_0", "block_1", "final_norm"};
-    double rows[12];
-    size_t shape[LLM_MAX_RANK], rank, s;
-    if (!LLM_TRY(d, llm_decoder_forward(m.dec, m.ps, m.tape, fix_ids, 1, 3, 0, m.hidden,
-                                        &m.logits, &d->err)))
+    const double *weight = m.ps->items[m.dec->embedding.weight].value.data;
+    const char *names = "";
+    llm_error *e = &d->err;
+    llm_var hidden[4], logits, lz, loss;
+    llm_node_info n;
+    double rows[12], z2[15], mean;
+    size_t shape[LLM_MAX_RANK], rank, s, i, j, k, t, v, best[3];
+    size_t leaves = 0, leaf = 0, uses = 0, reached = 0;
+    if (!LLM_TRY(d, llm_decoder_forward(m.dec, m.ps, m.tape, fix_ids, 1, 3, 0, hidden,
+                                        &logits, e)))
         return;
     for (s = 0; s < 4; s++) {
-        if (!LLM_TRY(d, llm_probe_read(m.tape, m.hidden[s], rows, 12, &rank, shape, &d->err)))
+        if (!LLM_TRY(d, llm_probe_read(m.tape, hidden[s], rows, 12, &rank, shape, e)))
             return;
         printf("stage %s shape=%s", key[s],
                llm_put(d, llm_text("shape_%s", key[s]), llm_sizes(shape, rank)));
@@ -196,13 +190,6 @@ static void stages(llm_demo *d)
         llm_row(d, "stages", label[s], llm_sizes(shape, rank), llm_num(rows[4], 6),
                 llm_num(rows[5], 6), llm_num(rows[6], 6), llm_num(rows[7], 6), NULL);
     }
-}
-static void leaf_and_uses(llm_demo *d)
-{
-    const double *weight = m.ps->items[m.dec->embedding.weight].value.data;
-    size_t i, j, k, leaves = 0, leaf = 0, uses = 0, used = 0;
-    char names[64] = "";
-    llm_node_info n;
     for (i = 0; i < m.tape->count && llm_tape_node(m.tape, i, &n, NULL) == LLM_OK; i++)
         if (n.op == &llm_op_leaf && n.value->data == weight) {
             leaves++;
@@ -210,47 +197,40 @@ static void leaf_and_uses(llm_demo *d)
         }
     for (j = 0; leaves == 1 && j < m.tape->count; j++)
         for (k = 0; llm_tape_node(m.tape, j, &n, NULL) == LLM_OK && k < n.nargs; k++)
-            if (n.arg[k] == leaf) {
-                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
-                                         uses ? ", " : "", llm_op_name(n.op));
-                uses++;
-            }
+            if (n.arg[k] == leaf)
+                names = llm_text(uses++ ? "%s, %s" : "%s%s", names, llm_op_name(n.op));
     printf("tape token_embedding.weight leaves=%s",
            llm_put(d, "leaves", llm_text("%zu", leaves)));
     printf(" uses=%s", llm_put(d, "uses", llm_text("%zu", uses)));
     printf(" (%s)\n", llm_put(d, "uses_ops", names));
     llm_demo_check(d, leaves == 1 && uses == 2, "the table is one leaf with two uses");
-}
-static void logits_and_loss(llm_demo *d)
-{
-    llm_var lz, loss;
-    double z2[15], mean;
-    size_t t, v, best[3], reached = 0, i, k;
-    if (!LLM_TRY(d, llm_probe_read(m.tape, m.logits, m.z, 15, NULL, NULL, &d->err)))
+    if (!LLM_TRY(d, llm_probe_read(m.tape, logits, m.z, 15, NULL, NULL, e)))
         return;
     for (t = 0; t < 3; t++) {
         const double *z = m.z + 5 * t;
         for (best[t] = 0, v = 1; v < 5; v++)
             if (z[v] > z[best[t]])
                 best[t] = v;
-        printf("logits t=%zu row=%s argmax=%zu target=%zu\n", t, llm_nums(z, 5, 6), best[t],
-               fix_targets[t]);
-        llm_row(d, "logits", llm_text("$t = %zu$", t), llm_num(z[0], 6), llm_num(z[1], 6),
-                llm_num(z[2], 6), llm_num(z[3], 6), llm_num(z[4], 6),
+        printf("logits t=%zu row=%s argmax=%zu target=%zu\n", t, llm_nums(z, 5, 6),
+               best[t], fix_targets[t]);
+        llm_row(d, "logits", llm_text("$t = %zu$", t), llm_num(z[0], 6),
+                llm_num(z[1], 6), llm_num(z[2], 6), llm_num(z[3], 6), llm_num(z[4], 6),
                 llm_text("%zu", best[t]), llm_text("%zu", fix_targets[t]), NULL);
     }
-    printf("token_1_logits=%s\n", llm_put(d, "token_1_logits", llm_nums(m.z + 5, 5, 6)));
+    printf("token_1_logits=%s\n",
+           llm_put(d, "token_1_logits", llm_nums(m.z + 5, 5, 6)));
     llm_put(d, "shape_logits", "[1, 3, 5]");
     printf("predictions=%s\n", llm_put(d, "predictions", llm_sizes(best, 3)));
-    if (!(LLM_TRY(d, llm_tape_reset(m.tape, &d->err))
-          && LLM_TRY(d, llm_decoder_loss(m.dec, m.ps, m.tape, fix_ids, fix_targets, 1, 3, &lz,
-                                         &loss, &d->err))
-          && LLM_TRY(d, llm_probe_read(m.tape, lz, z2, 15, NULL, NULL, &d->err))
-          && LLM_TRY(d, llm_probe_read(m.tape, loss, &mean, 1, NULL, NULL, &d->err))
-          && LLM_TRY(d, llm_tape_backward(m.tape, loss, NULL, 0, &d->err))))
+    if (!(LLM_TRY(d, llm_tape_reset(m.tape, e))
+          && LLM_TRY(d, llm_decoder_loss(m.dec, m.ps, m.tape, fix_ids, fix_targets,
+                                         1, 3, &lz, &loss, e))
+          && LLM_TRY(d, llm_probe_read(m.tape, lz, z2, 15, NULL, NULL, e))
+          && LLM_TRY(d, llm_probe_read(m.tape, loss, &mean, 1, NULL, NULL, e))
+          && LLM_TRY(d, llm_tape_backward(m.tape, loss, NULL, 0, e))))
         return;
     printf("mean_loss=%s", llm_put(d, "mean_loss", llm_num(mean, 6)));
-    printf(" loss_logits=%s\n", memcmp(m.z, z2, sizeof z2) == 0 ? "bit-identical" : "different");
+    printf(" loss_logits=%s\n",
+           memcmp(m.z, z2, sizeof z2) == 0 ? "bit-identical" : "different");
     for (i = 0; i < m.ps->count; i++) {
         const llm_tensor *g = &m.ps->items[i].grad;
         int finite = 1, nonzero = 0;
@@ -262,9 +242,11 @@ static void logits_and_loss(llm_demo *d)
     }
     printf("stack_gradients=%s finite and non-zero\n",
            llm_put(d, "stack_gradients", llm_text("%zu/%zu", reached, m.ps->count)));
-    llm_demo_check(d, memcmp(m.z, z2, sizeof z2) == 0, "the loss's logits are the forward's");
-    llm_demo_check(d, reached == m.ps->count, "a finite, non-zero gradient in every tensor");
-    (void)LLM_TRY(d, llm_tape_reset(m.tape, &d->err));
+    llm_demo_check(d, memcmp(m.z, z2, sizeof z2) == 0,
+                   "the loss's logits are the forward's");
+    llm_demo_check(d, reached == m.ps->count,
+                   "a finite, non-zero gradient in every tensor");
+    (void)LLM_TRY(d, llm_tape_reset(m.tape, e));
 }
 static void parameter_list(llm_demo *d)
 {
@@ -274,8 +256,8 @@ static void parameter_list(llm_demo *d)
         const llm_param *p = &ps->items[i];
         biases += strstr(p->name, "bias") != NULL;
         llm_row(d, "params", llm_text("%zu", i), llm_text("`%s`", p->name),
-                llm_sizes(p->value.shape, p->value.rank), llm_text("%zu", p->value.size),
-                NULL);
+                llm_sizes(p->value.shape, p->value.rank),
+                llm_text("%zu", p->value.size), NULL);
     }
     printf("parameters tensors=%s", llm_put(d, "tensors", llm_text("%zu", ps->count)));
     printf(" scalars=%s", llm_put(d, "scalars", llm_text("%zu", n)));
@@ -287,16 +269,19 @@ static void parameter_list(llm_demo *d)
     llm_demo_check(d, ps->count == 20 && n == 264 && biases == 0,
                    "20 tensors, 264 scalars, no bias");
 }
-static void depths(llm_demo *d)
+static void other_models(llm_demo *d)
 {
     static const size_t stage_shape[3] = {1, 3, 4}, logit_shape[3] = {1, 3, 5};
-    size_t L, s;
-    int all = 1, valid;
+    static const size_t changed[3] = {0, 1, 4};
+    const char *row[3];
+    size_t L, s, t;
+    int all = 1, valid, replay;
     run r;
     for (L = 0; L < 3; L++) {
         if (!run_model(d, L, fix_ids, &r))
             return;
-        valid = r.tensors == 2 + 9 * L && r.scalars == 20 + 120 * L + 4 && r.logit_rank == 3
+        valid = r.tensors == 2 + 9 * L && r.scalars == 20 + 120 * L + 4
+                && r.logit_rank == 3
                 && memcmp(r.logit_shape, logit_shape, sizeof logit_shape) == 0;
         for (s = 0; s < r.nstages; s++)
             valid = valid && r.stage_rank[s] == 3
@@ -304,21 +289,13 @@ static void depths(llm_demo *d)
         llm_row(d, "depths", llm_text("%zu", L), llm_text("%zu", r.tensors),
                 llm_text("%zu", r.scalars), llm_text("%zu", r.nstages),
                 llm_sizes(r.logit_shape, r.logit_rank), llm_yes(valid), NULL);
-        printf("depth=%zu tensors=%zu scalars=%zu stages=%zu (each [1, 3, 4]) logits=%s "
-               "valid=%s\n", L, r.tensors, r.scalars, r.nstages,
+        printf("depth=%zu tensors=%zu scalars=%zu stages=%zu (each [1, 3, 4]) "
+               "logits=%s valid=%s\n", L, r.tensors, r.scalars, r.nstages,
                llm_sizes(r.logit_shape, r.logit_rank), llm_yes(valid));
         all = all && valid;
     }
     llm_put(d, "depths_valid", llm_yes(all));
     llm_demo_check(d, all, "every depth has the formula's counts and shapes");
-}
-static void causality_and_replay(llm_demo *d)
-{
-    static const size_t changed[3] = {0, 1, 4};
-    const char *row[3];
-    size_t t;
-    int replay;
-    run r;
     if (!run_model(d, 2, changed, &r))
         return;
     for (t = 0; t < 3; t++)
@@ -336,26 +313,27 @@ static void causality_and_replay(llm_demo *d)
            llm_put(d, "replay", replay ? "bit-identical" : "different"));
     llm_demo_check(d, replay, "seed 32 gives the same logits again");
 }
-static void tied_gradient(llm_demo *d)
+static void gradients(llm_demo *d)
 {
-    llm_params *ps;
-    llm_decoder *p = probe_build(d, &ps);
-    objective o = {p, ps, probe_ids, probe_targets, 2};
-    double full[20], part_in[20], part_out[20], loss[3], dec_loss, worst = 0.0;
-    size_t i, v, k, rows_in = 0, rows_out = 0;
+    seq_loss s = {NULL, probe_ids, probe_targets, 2};
+    llm_probe p = {loss_layer, &s, NULL, 1, unit_shape, unit_zero, unit_one};
+    double full[20], part_in[20], part_out[20], loss[3], dec_loss, dx, decomp = 0.0;
+    double worst, probe_worst = 0.0, model_worst = 0.0;
+    size_t i, v, k, rows_in = 0, rows_out = 0, failures, probe_failed = 0;
+    size_t model_failed = 0, model_coords = 0;
     int bitwise = 1, as_decoder;
-    if (!(p != NULL && probe_roles(d, p, ps, 1, 1, &loss[0], full)
-          && probe_roles(d, p, ps, 1, 0, &loss[1], part_in)
-          && probe_roles(d, p, ps, 0, 1, &loss[2], part_out)
-          && LLM_TRY(d, objective_run(&o, &dec_loss, 1, &d->err))))
+    s.dec = probe.dec;
+    p.ps = probe.ps;
+    if (!(probe_roles(d, 1, 1, &loss[0], full)
+          && probe_roles(d, 1, 0, &loss[1], part_in)
+          && probe_roles(d, 0, 1, &loss[2], part_out)
+          && LLM_TRY(d, llm_probe_run(&p, &dec_loss, 1, NULL, NULL, &dx, &d->err))))
         return;
-    as_decoder = memcmp(full, ps->items[0].grad.data, sizeof full) == 0
+    as_decoder = memcmp(full, probe.ps->items[0].grad.data, sizeof full) == 0
                  && dec_loss == loss[0] && loss[1] == loss[0] && loss[2] == loss[0];
     for (i = 0; i < 20; i++) {
-        double sum = part_in[i] + part_out[i];
-        bitwise = bitwise && full[i] == sum;
-        if (fabs(full[i] - part_in[i] - part_out[i]) > worst)
-            worst = fabs(full[i] - part_in[i] - part_out[i]);
+        bitwise = bitwise && full[i] == part_in[i] + part_out[i];
+        decomp = fmax(decomp, fabs(full[i] - part_in[i] - part_out[i]));
     }
     for (v = 0; v < 5; v++) {
         double a = 0.0, b = 0.0, f = 0.0;
@@ -366,132 +344,125 @@ static void tied_gradient(llm_demo *d)
         }
         rows_in += a != 0.0;
         rows_out += b != 0.0;
-        llm_row(d, "roles", llm_text("%zu", v), llm_num(a, 6), llm_num(b, 6), llm_num(f, 6),
-                NULL);
+        llm_row(d, "roles", llm_text("%zu", v), llm_num(a, 6), llm_num(b, 6),
+                llm_num(f, 6), NULL);
     }
     printf("probe loss=%s", llm_put(d, "probe_loss", llm_num(loss[0], 6)));
     printf(" lookup_rows=%s/5", llm_put(d, "rows_lookup", llm_text("%zu", rows_in)));
     printf(" output_rows=%s/5\n", llm_put(d, "rows_output", llm_text("%zu", rows_out)));
     printf("tied_gradient full=lookup+output decomposition_error=%s",
-           llm_put(d, "decomp_error", llm_num(worst, 12)));
+           llm_put(d, "decomp_error", llm_num(decomp, 12)));
     printf(" bitwise=%s", llm_put(d, "decomp_bitwise", llm_yes(bitwise)));
     printf(" as_decoder_loss=%s\n",
            llm_put(d, "as_decoder", as_decoder ? "bit-identical" : "different"));
     llm_demo_check(d, bitwise && as_decoder, "the full gradient is the two parts' sum");
-    llm_demo_check(d, rows_in == 2 && rows_out == 5, "the lookup reaches 2 rows, the head 5");
-}
-static void gradient_checks(llm_demo *d)
-{
-    llm_params *ps;
-    llm_decoder *p = probe_build(d, &ps);
-    objective o = {p, ps, probe_ids, probe_targets, 2};
-    double value, worst, probe_worst = 0.0, model_worst = 0.0;
-    size_t i, failures, probe_failed = 0, model_failed = 0, model_coords = 0;
-    if (p == NULL || !LLM_TRY(d, objective_run(&o, &value, 1, &d->err)))
-        return;
+    llm_demo_check(d, rows_in == 2 && rows_out == 5,
+                   "the lookup reaches 2 rows, the head 5");
     for (i = 0; i < 2; i++) {
-        llm_param *q = &ps->items[i];
-        if (!check_param(d, &o, q, &worst, &failures))
+        llm_param *q = &probe.ps->items[i];
+        if (!check_param(d, &p, q, &worst, &failures))
             return;
-        llm_row(d, "grads", llm_text("probe `%s`", q->name), llm_text("%zu", q->value.size),
-                llm_text("%.1e", worst), failures == 0 ? "pass" : "fail", NULL);
+        llm_row(d, "grads", llm_text("probe `%s`", q->name),
+                llm_text("%zu", q->value.size), llm_text("%.1e", worst),
+                failures == 0 ? "pass" : "fail", NULL);
         printf("gradcheck probe %s coordinates=%zu worst=%s verdict=%s\n", q->name,
                q->value.size, llm_text("%.1e", worst), failures == 0 ? "pass" : "fail");
         probe_failed += failures;
-        probe_worst = worst > probe_worst ? worst : probe_worst;
+        probe_worst = fmax(probe_worst, worst);
     }
-    o = (objective){m.dec, m.ps, fix_ids, fix_targets, 3};
-    if (!LLM_TRY(d, objective_run(&o, &value, 1, &d->err)))
+    s = (seq_loss){m.dec, fix_ids, fix_targets, 3};
+    p.ps = m.ps;
+    if (!LLM_TRY(d, llm_probe_run(&p, &dec_loss, 1, NULL, NULL, &dx, &d->err)))
         return;
     for (i = 0; i < m.ps->count; i++) {
-        if (!check_param(d, &o, &m.ps->items[i], &worst, &failures))
+        if (!check_param(d, &p, &m.ps->items[i], &worst, &failures))
             return;
         model_coords += m.ps->items[i].value.size;
         model_failed += failures;
-        model_worst = worst > model_worst ? worst : model_worst;
+        model_worst = fmax(model_worst, worst);
     }
     llm_row(d, "grads", llm_text("seed 32, all %zu tensors", m.ps->count),
             llm_text("%zu", model_coords), llm_text("%.1e", model_worst),
             model_failed == 0 ? "pass" : "fail", NULL);
-    printf("gradcheck model tensors=%zu coordinates=%zu worst=%s verdict=%s\n", m.ps->count,
-           model_coords, llm_text("%.1e", model_worst), model_failed == 0 ? "pass" : "fail");
+    printf("gradcheck model tensors=%zu coordinates=%zu worst=%s verdict=%s\n",
+           m.ps->count, model_coords, llm_text("%.1e", model_worst),
+           model_failed == 0 ? "pass" : "fail");
     printf("gradcheck probe coordinates=24 step=1e-06 tolerance=2e-05 worst=%s",
            llm_put(d, "grad_probe_worst", llm_text("%.1e", probe_worst)));
-    printf(" verdict=%s\n", llm_put(d, "grad_probe_verdict", probe_failed == 0 ? "pass" : "fail"));
+    printf(" verdict=%s\n",
+           llm_put(d, "grad_probe_verdict", probe_failed == 0 ? "pass" : "fail"));
     llm_put(d, "grad_model_worst", llm_text("%.1e", model_worst));
     llm_put(d, "grad_model_verdict", model_failed == 0 ? "pass" : "fail");
-    llm_demo_check(d, probe_failed == 0 && model_failed == 0, "every gradient check passes");
+    llm_demo_check(d, probe_failed == 0 && model_failed == 0,
+                   "every gradient check passes");
 }
+/* What the refused calls must not write. */
+typedef struct outputs {
+    llm_decoder other;
+    llm_var out, lv, h[4];
+    llm_rng r;
+} outputs;
+
+static llm_status forward(outputs *o, llm_params *ps, const size_t *ids, size_t batch,
+                          size_t T, size_t offset, llm_error *err)
+{
+    return llm_decoder_forward(m.dec, ps, m.tape, ids, batch, T, offset, o->h, &o->out,
+                               err);
+}
+
 static void refusals(llm_demo *d)
 {
     static const size_t five[5] = {0, 1, 2, 3, 4}, bad_id[3] = {0, 5, 2};
     static const size_t bad_target[3] = {1, 2, 5};
-    llm_decoder_config cfg = fix_cfg;
-    struct {                          /* what the refused calls must not write */
-        llm_decoder other;
-        llm_var out, lv, h[4];
-        llm_rng r;
-    } now, before;
+    /* fix_cfg with 0 heads, with 4 heads (of width 1), with L = 1, with F = 6 */
+    static const llm_decoder_config cfg[4] = {
+        {5, 4, 0, 4, 2, 4, 10000.0, 1e-6, 0}, {5, 4, 4, 4, 2, 4, 10000.0, 1e-6, 0},
+        {5, 4, 2, 4, 1, 4, 10000.0, 1e-6, 0}, {5, 4, 2, 6, 2, 4, 10000.0, 1e-6, 0}};
+    outputs now, before;
     llm_decoder *other = &now.other;
-    llm_var *out = &now.out, *lv = &now.lv, *h = now.h;
-    llm_rng *r = &now.r;
     llm_params *empty = llm_own_params(d), *one_block, *wide, *ps = m.ps;
     llm_param tmp;
+    llm_error *e = &d->err;
     const size_t count = m.tape->count;
     int untouched;
     memset(&now, 0x5a, sizeof now);
-    llm_rng_seed(r, 32);
+    llm_rng_seed(&now.r, 32);
     memcpy(&before, &now, sizeof now);
-    cfg.n_layers = 1;
-    if (empty == NULL || !LLM_TRY(d, llm_params_init(empty, &d->err))
-        || build(d, &cfg, r, &one_block) == NULL)
+    if (empty == NULL || !LLM_TRY(d, llm_params_init(empty, e))
+        || build(d, &cfg[2], &one_block) == NULL || build(d, &cfg[3], &wide) == NULL)
         return;
-    cfg = fix_cfg;
-    cfg.d_ff = 6;
-    if (build(d, &cfg, r, &wide) == NULL)
-        return;
-    llm_rng_seed(r, 32);
-    cfg = fix_cfg;
-    cfg.n_heads = 0;
-    llm_refuse_as(d, "configuration: 0 heads", llm_decoder_init(other, empty, &cfg, r, &d->err),
-                  LLM_ERR_CONFIG);
-    cfg.n_heads = 4;
+    llm_refuse_as(d, "configuration: 0 heads",
+                  llm_decoder_init(other, empty, &cfg[0], &now.r, e), LLM_ERR_CONFIG);
     llm_refuse_as(d, "configuration: 4 heads of width 1",
-                  llm_decoder_init(other, empty, &cfg, r, &d->err), LLM_ERR_CONFIG);
-    llm_refuse_as(d, "context: 5 tokens",
-                  llm_decoder_forward(m.dec, ps, m.tape, five, 1, 5, 0, h, out, &d->err), LLM_ERR_INDEX);
+                  llm_decoder_init(other, empty, &cfg[1], &now.r, e), LLM_ERR_CONFIG);
+    llm_refuse_as(d, "context: 5 tokens", forward(&now, ps, five, 1, 5, 0, e),
+                  LLM_ERR_INDEX);
     llm_put(d, "context_message", d->err.message);
     llm_refuse_as(d, "context: 3 tokens from position 3",
-                  llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 1, 3, 3, h, out, &d->err),
-                  LLM_ERR_INDEX);
-    llm_refuse_as(d, "vocabulary: token ID 5",
-                  llm_decoder_forward(m.dec, ps, m.tape, bad_id, 1, 3, 0, h, out, &d->err),
+                  forward(&now, ps, fix_ids, 1, 3, 3, e), LLM_ERR_INDEX);
+    llm_refuse_as(d, "vocabulary: token ID 5", forward(&now, ps, bad_id, 1, 3, 0, e),
                   LLM_ERR_INDEX);
     llm_put(d, "vocab_message", d->err.message);
     llm_refuse_as(d, "targets: target 5",
-                  llm_decoder_loss(m.dec, ps, m.tape, fix_ids, bad_target, 1, 3, out, lv, &d->err),
-                  LLM_ERR_TARGET);
+                  llm_decoder_loss(m.dec, ps, m.tape, fix_ids, bad_target, 1, 3,
+                                   &now.out, &now.lv, e), LLM_ERR_TARGET);
     llm_refuse_as(d, "targets: none",
-                  llm_decoder_loss(m.dec, ps, m.tape, fix_ids, NULL, 1, 3, out, lv, &d->err),
-                  LLM_ERR_ARGUMENT);
-    llm_refuse_as(d, "batch of 0 sequences",
-                  llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 0, 3, 0, h, out, &d->err),
+                  llm_decoder_loss(m.dec, ps, m.tape, fix_ids, NULL, 1, 3, &now.out,
+                                   &now.lv, e), LLM_ERR_ARGUMENT);
+    llm_refuse_as(d, "batch of 0 sequences", forward(&now, ps, fix_ids, 0, 3, 0, e),
                   LLM_ERR_ARGUMENT);
     llm_refuse_as(d, "list: a one-block model's",
-                  llm_decoder_forward(m.dec, one_block, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
-                  LLM_ERR_SHAPE);
+                  forward(&now, one_block, fix_ids, 1, 3, 0, e), LLM_ERR_SHAPE);
     tmp = ps->items[2];
     ps->items[2] = ps->items[3];
     ps->items[3] = tmp;
     llm_refuse_as(d, "list: query and key swapped",
-                  llm_decoder_forward(m.dec, ps, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
-                  LLM_ERR_NAME);
+                  forward(&now, ps, fix_ids, 1, 3, 0, e), LLM_ERR_NAME);
     ps->items[3] = ps->items[2];
     ps->items[2] = tmp;
     llm_put(d, "name_message", d->err.message);
     llm_refuse_as(d, "list: a model's with F = 6",
-                  llm_decoder_forward(m.dec, wide, m.tape, fix_ids, 1, 3, 0, h, out, &d->err),
-                  LLM_ERR_SHAPE);
+                  forward(&now, wide, fix_ids, 1, 3, 0, e), LLM_ERR_SHAPE);
     llm_put(d, "shape_message", d->err.message);
     untouched = memcmp(&now, &before, sizeof now) == 0 && empty->count == 0
                 && m.tape->count == count;
@@ -502,26 +473,7 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    llm_demo d;
-    llm_rng rng;
-    if (llm_demo_begin(&d, argc, argv, "ch32-decoder-model") != 0)
-        return 2;
-    printf("config=vocab:5 d_model:4 heads:2 head_width:2 d_ff:4 layers:2 context:4 "
-           "rope_base:10000 eps:1e-06 seed:32\n");
-    printf("tokens=[0, 1, 2] targets=[1, 2, 3]\n");
-    llm_rng_seed(&rng, 32);
-    m.dec = build(&d, &fix_cfg, &rng, &m.ps);
-    m.tape = llm_own_tape(&d);
-    if (m.dec != NULL && LLM_TRY(&d, llm_tape_init(m.tape, 256, &d.err))) {
-        llm_demo_run(&d, stages);
-        llm_demo_run(&d, leaf_and_uses);
-        llm_demo_run(&d, logits_and_loss);
-        llm_demo_run(&d, parameter_list);
-        llm_demo_run(&d, depths);
-        llm_demo_run(&d, causality_and_replay);
-        llm_demo_run(&d, tied_gradient);
-        llm_demo_run(&d, gradient_checks);
-        llm_demo_run(&d, refusals);
-    }
-    return llm_demo_end(&d);
+    static llm_section *const sections[] = {first_pass, parameter_list, other_models,
+                                            gradients, refusals, NULL};
+    return llm_demo_main(argc, argv, "ch32-decoder-model", setup, sections);
 }
