@@ -55,9 +55,13 @@ static void refuse(llm_demo *d, const char *what, llm_status st)
 {
     llm_refuse_cells(d, "bm", what, st);
 }
-static void list_windows(llm_demo *d)
+static void list_and_shuffle(llm_demo *d)
 {
-    size_t doc, s;
+    llm_window walk[8], held;
+    llm_rng rng, peek;
+    size_t doc, s, u;
+    int same;
+
     for (doc = 0; doc < 2; doc++)                        /* chapter 5's rule */
         for (s = 0; s + T + 1 <= docs[doc].length; s += STRIDE, n++) {
             windows[n].doc = doc;
@@ -74,14 +78,6 @@ static void list_windows(llm_demo *d)
     llm_put(d, "T", llm_text("%d", T));
     printf("windows=%s", llm_put(d, "n_windows", llm_text("%zu", n)));
     printf(" %s\n", llm_put(d, "windows", order_text(windows, n)));
-}
-static void shuffle_walk(llm_demo *d)
-{
-    llm_window walk[8], held;
-    llm_rng rng, peek;
-    size_t u;
-    int same;
-
     memcpy(walk, windows, n * sizeof *walk);
     llm_rng_seed(&rng, SEED);
     for (u = n - 1; u >= 1; u--) {
@@ -190,13 +186,29 @@ static void batches(llm_demo *d)
     llm_demo_check(d, unpadded, "the short batch is not padded");
     llm_demo_check(d, identical, "the merged halves equal the one pass bit for bit");
 }
-static void threshold_against_modulo(llm_demo *d)
+/* The position of w in the unshuffled list. */
+static size_t position_of(llm_window w)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (windows[i].doc == w.doc && windows[i].start == w.start)
+            return i;
+    return n;
+}
+static void fair_shuffles(llm_demo *d)
 {
     static const unsigned bounds8[4] = {3, 6, 100, 192};
+    static unsigned orders[3125];                  /* 5^5 codes of 5 positions */
     const uint64_t big = UINT64_C(3) << 62;
     const uint64_t bounds[6] = {2, 3, 4, 5, UINT64_C(3) << 62, (UINT64_C(1) << 63) + 1};
+    unsigned first[5] = {0, 0, 0, 0, 0}, fewest = 12000, most = 0, seen = 0;
     llm_rng plain, fair, count;
+    llm_window a[8], b[8], c[8];
     size_t i, r, lower_mod = 0, lower_fair = 0, draws = 0;
+    size_t code, p, hits[6];                       /* hits[5]: not a window */
+    uint64_t seed;
+    int replay, covered = 1;
+
     for (i = 0; i < 4; i++) {
         unsigned m = bounds8[i], tau = (256 - m) % m, hits, v, w;
         unsigned lo[2] = {256, 256}, hi[2] = {0, 0};
@@ -227,58 +239,35 @@ static void threshold_against_modulo(llm_demo *d)
         lower_fair += j < (UINT64_C(1) << 62);
     }
     llm_rng_seed(&count, 21);
-    while (count.state != fair.state && draws < 1000000) {
+    for (; count.state != fair.state && draws < 1000000; draws++)
         llm_rng_next_u64(&count);
-        draws++;
-    }
     printf("m=3*2^62 lower third: modulo=%s",
            llm_put(d, "lower_mod", llm_num(lower_mod / 60000.0, 4)));
     printf(" threshold=%s", llm_put(d, "lower_fair", llm_num(lower_fair / 60000.0, 4)));
     printf(" (%s draws for 60000)\n", llm_put(d, "fair_draws", llm_text("%zu", draws)));
     for (i = 0; i < 6; i++) {
         uint64_t threshold = (UINT64_C(0) - bounds[i]) % bounds[i];
-        const char *b = llm_text("%llu", (unsigned long long)bounds[i]);
+        const char *bound = llm_text("%llu", (unsigned long long)bounds[i]);
         const char *tau = llm_text("%llu", (unsigned long long)threshold);
         const char *rejected = llm_text("%.6g", (double)threshold * 0x1.0p-64);
-        printf("bound=%s threshold=%s rejected=%s\n", b, tau, rejected);
-        llm_row(d, "thresholds", b, tau, rejected, NULL);
+        printf("bound=%s threshold=%s rejected=%s\n", bound, tau, rejected);
+        llm_row(d, "thresholds", bound, tau, rejected, NULL);
     }
     llm_demo_check(d, lower_fair > 19000 && lower_fair < 21000,
                    "with the threshold a third of the draws fall in the lower third");
-}
-/* The position of w in the unshuffled list. */
-static size_t position_of(llm_window w)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (windows[i].doc == w.doc && windows[i].start == w.start)
-            return i;
-    return n;
-}
-
-static void replay_and_coverage(llm_demo *d)
-{
-    static unsigned orders[3125];                  /* 5^5 codes of 5 positions */
-    unsigned first[5] = {0, 0, 0, 0, 0}, lo = 12000, hi = 0, seen = 0;
-    llm_window a[8], b[8];
-    size_t i, code, p, hits[6];                    /* hits[5]: not a window */
-    uint64_t seed;
-    int replay, covered = 1;
-
     if (!llm_demo_check(d, n == 5, "the fixture has five windows"))
         return;
     memcpy(a, windows, n * sizeof *a);
     memcpy(b, windows, n * sizeof *b);
+    memcpy(c, windows, n * sizeof *c);
     if (!(LLM_TRY(d, llm_shuffle_windows(a, n, SEED, &d->err))
-          && LLM_TRY(d, llm_shuffle_windows(b, n, SEED, &d->err))))
+          && LLM_TRY(d, llm_shuffle_windows(b, n, SEED, &d->err))
+          && LLM_TRY(d, llm_shuffle_windows(c, n, SEED + 1, &d->err))))
         return;
     replay = memcmp(a, b, n * sizeof *a) == 0;
     printf("seed=%d again: %s\n", SEED,
            llm_put(d, "replay", replay ? "bit-identical" : "different"));
-    memcpy(b, windows, n * sizeof *b);
-    if (!LLM_TRY(d, llm_shuffle_windows(b, n, SEED + 1, &d->err)))
-        return;
-    printf("seed=%d order=%s\n", SEED + 1, llm_put(d, "other_order", order_text(b, n)));
+    printf("seed=%d order=%s\n", SEED + 1, llm_put(d, "other_order", order_text(c, n)));
     for (seed = 0; seed < 12000; seed++) {
         memcpy(a, windows, n * sizeof *a);
         if (!LLM_TRY(d, llm_shuffle_windows(a, n, seed, &d->err)))
@@ -297,16 +286,16 @@ static void replay_and_coverage(llm_demo *d)
     for (code = 0; code < 3125; code++)
         if (orders[code] > 0) {
             seen++;
-            lo = orders[code] < lo ? orders[code] : lo;
-            hi = orders[code] > hi ? orders[code] : hi;
+            fewest = orders[code] < fewest ? orders[code] : fewest;
+            most = orders[code] > most ? orders[code] : most;
         }
     for (i = 0; i < n; i++)
         llm_row(d, "first", name_of(windows[i]), llm_text("%u", first[i]), NULL);
     printf("seeds 0..11999: every window once=%s",
            llm_put(d, "covered", llm_yes(covered)));
     printf(" orders seen=%s", llm_put(d, "orders_seen", llm_text("%u", seen)));
-    printf(" each %s", llm_put(d, "orders_min", llm_text("%u", lo)));
-    printf("..%s times\n", llm_put(d, "orders_max", llm_text("%u", hi)));
+    printf(" each %s", llm_put(d, "orders_min", llm_text("%u", fewest)));
+    printf("..%s times\n", llm_put(d, "orders_max", llm_text("%u", most)));
     printf("first window counts=[%u, %u, %u, %u, %u]\n", first[0], first[1], first[2],
            first[3], first[4]);
     llm_demo_check(d, replay, "the same seed gives the same order");
@@ -365,8 +354,7 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    static llm_section *const sections[] = {list_windows, shuffle_walk, batches,
-                                            threshold_against_modulo,
-                                            replay_and_coverage, refusals, NULL};
+    static llm_section *const sections[] = {list_and_shuffle, batches,
+                                            fair_shuffles, refusals, NULL};
     return llm_demo_main(argc, argv, "ch21-mini-batches", NULL, sections);
 }

@@ -80,9 +80,10 @@ static int causal_of(llm_demo *d, const double *s, double *w)
 static void causal_weights(llm_demo *d)
 {
     const char *hidden = "$-\\infty$";
-    double w2[9];
+    llm_tensor *t = llm_own_tensor(d), *y = llm_own_tensor(d);
+    double w2[9], sm[9], p[9];
     size_t i, j, future = 0, plus_zero = 0;
-    int sums_ok = 1, same;
+    int sums_ok = 1, same, by_hand;
     scaled_scores(fix_q, fix_k, fx.s);
     if (!run(d, 3, fix_k, fix_v, fx.w, fx.o))
         return;
@@ -118,13 +119,6 @@ static void causal_weights(llm_demo *d)
     llm_demo_check(d, same, "the causal softmax of S is attention's weights");
     llm_demo_check(d, sums_ok, "every row of weights sums to 1 within 1e-12");
     llm_demo_check(d, plus_zero == 3, "the three future weights are exactly +0.0");
-}
-static void textbook(llm_demo *d)
-{
-    llm_tensor *t = llm_own_tensor(d), *y = llm_own_tensor(d);
-    double sm[9], p[9];
-    size_t i, j;
-    int same;
     for (i = 0; i < 9; i++)
         sm[i] = fx.s[i] + (i % 3 <= i / 3 ? 0.0 : -INFINITY);
     for (i = 0; i < 3; i++) {
@@ -137,11 +131,11 @@ static void textbook(llm_demo *d)
         for (j = 0; j < 3; j++)
             p[3 * i + j] = exp(sm[3 * i + j] - m) / sum;
     }
-    same = memcmp(p, fx.w, sizeof p) == 0;
+    by_hand = memcmp(p, fx.w, sizeof p) == 0;
     printf("softmax(S + M) by hand, exp(-inf) = 0: %s to the causal weights\n",
-           same ? "bit-identical" : "different");
-    llm_put(d, "textbook_same", llm_yes(same));
-    llm_demo_check(d, same, "the textbook softmax(S + M) is the causal weights");
+           by_hand ? "bit-identical" : "different");
+    llm_put(d, "textbook_same", llm_yes(by_hand));
+    llm_demo_check(d, by_hand, "the textbook softmax(S + M) is the causal weights");
     if (!LLM_TRY(d, llm_tensor_from(t, 2, s33, sm, 9, &d->err)))
         return;
     llm_refuse_as(d, "chapter 12 softmax of S + M", llm_softmax(y, t, 1, &d->err),
@@ -150,10 +144,11 @@ static void textbook(llm_demo *d)
 }
 static void prefix_rows(llm_demo *d)
 {
-    double w2[9], o2[6];
+    double w2[9], o2[6], wt2[6], ot2[4], wt1[3], ot1[2];  /* new key; Tq = 2, 1 */
     size_t i;
-    int prefix_same, last_changed;
-    if (!run(d, 3, new_k, new_v, w2, o2))
+    int prefix_same, last_changed, same2, same1;
+    if (!(run(d, 3, new_k, new_v, w2, o2) && run(d, 2, fix_k, fix_v, wt2, ot2)
+          && run(d, 1, fix_k, fix_v, wt1, ot1)))
         return;
     prefix_same = memcmp(fx.o, o2, 4 * sizeof *o2) == 0
                   && memcmp(fx.w, w2, 6 * sizeof *w2) == 0;
@@ -174,20 +169,13 @@ static void prefix_rows(llm_demo *d)
     llm_put(d, "prefix_same", llm_yes(prefix_same));
     llm_demo_check(d, prefix_same, "rows 0 and 1 keep every bit");
     llm_demo_check(d, last_changed, "row 2 of the output changes");
-}
-static void longer_keys(llm_demo *d)
-{
-    double w2[6], o2[4], w1[3], o1[2];
-    int same2, same1;
-    if (!(run(d, 2, fix_k, fix_v, w2, o2) && run(d, 1, fix_k, fix_v, w1, o1)))
-        return;
-    same2 = !memcmp(w2, fx.w + 3, sizeof w2) && !memcmp(o2, fx.o + 2, sizeof o2);
-    same1 = !memcmp(w1, fx.w + 6, sizeof w1) && !memcmp(o1, fx.o + 4, sizeof o1);
+    same2 = !memcmp(wt2, fx.w + 3, sizeof wt2) && !memcmp(ot2, fx.o + 2, sizeof ot2);
+    same1 = !memcmp(wt1, fx.w + 6, sizeof wt1) && !memcmp(ot1, fx.o + 4, sizeof ot1);
     printf("queries 1..2 against keys 0..2 (Tq=2, Tk=3): weights=%s\n",
-           llm_put(d, "tq2_weights", llm_rows(w2, 2, 3, 6)));
+           llm_put(d, "tq2_weights", llm_rows(wt2, 2, 3, 6)));
     printf("  = rows 1..2 of the full result, bit for bit: %s\n", llm_yes(same2));
     printf("query 2 against keys 0..2 (Tq=1, Tk=3): output=%s\n",
-           llm_put(d, "tq1_output", llm_nums(o1, 2, 6)));
+           llm_put(d, "tq1_output", llm_nums(ot1, 2, 6)));
     printf("  = row 2 of the full result, bit for bit: %s\n", llm_yes(same1));
     llm_put(d, "tq2_same", llm_yes(same2));
     llm_put(d, "tq1_same", llm_yes(same1));
@@ -411,8 +399,7 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    static llm_section *const sections[] = {causal_weights, textbook, prefix_rows,
-                                            longer_keys, gradients, after_softmax,
-                                            refusals, NULL};
+    static llm_section *const sections[] = {causal_weights, prefix_rows, gradients,
+                                            after_softmax, refusals, NULL};
     return llm_demo_main(argc, argv, "ch28-causal-masking", NULL, sections);
 }
