@@ -62,41 +62,6 @@ static llm_decoder *build(llm_demo *d, const llm_decoder_config *cfg, llm_params
                ? dec
                : NULL;
 }
-
-/* A model of the given depth built from seed 32, run on ids [1, 3]: its
-   parameter counts, the shapes of its L + 2 stages and its logits. */
-typedef struct run {
-    size_t tensors, scalars, nstages;
-    size_t stage_shape[4][LLM_MAX_RANK], stage_rank[4];
-    size_t logit_shape[LLM_MAX_RANK], logit_rank;
-    double logits[15];
-} run;
-
-static int run_model(llm_demo *d, size_t layers, const size_t *ids, run *r)
-{
-    llm_decoder_config cfg = fix_cfg;
-    llm_tape *tape = llm_own_tape(d);
-    llm_params *ps;
-    llm_decoder *dec;
-    llm_var hidden[4], logits;
-    double rows[12];
-    size_t s;
-    cfg.n_layers = layers;
-    dec = build(d, &cfg, &ps);
-    if (!(dec != NULL && LLM_TRY(d, llm_tape_init(tape, 256, &d->err))
-          && LLM_TRY(d, llm_decoder_forward(dec, ps, tape, ids, 1, 3, 0, hidden,
-                                            &logits, &d->err))))
-        return 0;
-    r->tensors = ps->count;
-    r->scalars = count_scalars(ps);
-    r->nstages = layers + 2;
-    for (s = 0; s < layers + 2; s++)
-        if (!LLM_TRY(d, llm_probe_read(tape, hidden[s], rows, 12, &r->stage_rank[s],
-                                       r->stage_shape[s], &d->err)))
-            return 0;
-    return LLM_TRY(d, llm_probe_read(tape, logits, r->logits, 15, &r->logit_rank,
-                                     r->logit_shape, &d->err));
-}
 /* The probe's loss with the lookup use and the head use of the table each
    live (1) or detached (0), and the table's gradient from that loss. */
 static int probe_roles(llm_demo *d, int lookup, int head, double *loss, double grad[20])
@@ -141,15 +106,33 @@ static llm_status loss_layer(const void *layer, llm_params *ps, llm_tape *tape,
     return llm_decoder_loss(s->dec, ps, tape, s->ids, s->targets, 1, s->T, NULL, y, e);
 }
 
-/* Every coordinate of q against central differences of p's loss. */
-static int check_param(llm_demo *d, llm_probe *p, llm_param *q, double *worst,
-                       size_t *failures)
+/* Every coordinate of every tensor of p's list against central differences of
+   p's loss, adding to *worst and *failed; each tensor's row and line if each. */
+static int check_list(llm_demo *d, llm_probe *p, int each, double *worst,
+                      size_t *failed)
 {
-    static const size_t coords[20] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-                                      10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
-    return LLM_TRY(d, llm_gradient_check(llm_probe_loss, p, &q->value, q->grad.data,
-                                         coords, q->value.size, 1e-6, 2e-5, worst,
-                                         failures, &d->err));
+    static const size_t all[20] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                   10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+    double w;
+    size_t i, failures;
+    for (i = 0; i < p->ps->count; i++) {
+        llm_param *q = &p->ps->items[i];
+        if (!LLM_TRY(d, llm_gradient_check(llm_probe_loss, p, &q->value, q->grad.data,
+                                           all, q->value.size, 1e-6, 2e-5, &w,
+                                           &failures, &d->err)))
+            return 0;
+        if (each) {
+            llm_row(d, "grads", llm_text("probe `%s`", q->name),
+                    llm_text("%zu", q->value.size), llm_text("%.1e", w),
+                    failures == 0 ? "pass" : "fail", NULL);
+            printf("gradcheck probe %s coordinates=%zu worst=%s verdict=%s\n",
+                   q->name, q->value.size, llm_text("%.1e", w),
+                   failures == 0 ? "pass" : "fail");
+        }
+        *worst = fmax(*worst, w);
+        *failed += failures;
+    }
+    return 1;
 }
 static void setup(llm_demo *d)
 {
@@ -177,7 +160,8 @@ static void first_pass(llm_demo *d)
     llm_node_info n;
     double rows[12], z2[15], mean;
     size_t shape[LLM_MAX_RANK], rank, s, i, j, k, t, v, best[3];
-    size_t leaves = 0, leaf = 0, uses = 0, reached = 0;
+    size_t leaves = 0, leaf = 0, uses = 0, reached = 0, biases = 0;
+    size_t scalars = count_scalars(m.ps), VD = fix_cfg.vocab * fix_cfg.d_model;
     if (!LLM_TRY(d, llm_decoder_forward(m.dec, m.ps, m.tape, fix_ids, 1, 3, 0, hidden,
                                         &logits, e)))
         return;
@@ -247,83 +231,95 @@ static void first_pass(llm_demo *d)
     llm_demo_check(d, reached == m.ps->count,
                    "a finite, non-zero gradient in every tensor");
     (void)LLM_TRY(d, llm_tape_reset(m.tape, e));
-}
-static void parameter_list(llm_demo *d)
-{
-    const llm_params *ps = m.ps;
-    size_t i, n = count_scalars(ps), VD = fix_cfg.vocab * fix_cfg.d_model, biases = 0;
-    for (i = 0; i < ps->count; i++) {
-        const llm_param *p = &ps->items[i];
+    for (i = 0; i < m.ps->count; i++) {
+        const llm_param *p = &m.ps->items[i];
         biases += strstr(p->name, "bias") != NULL;
         llm_row(d, "params", llm_text("%zu", i), llm_text("`%s`", p->name),
                 llm_sizes(p->value.shape, p->value.rank),
                 llm_text("%zu", p->value.size), NULL);
     }
-    printf("parameters tensors=%s", llm_put(d, "tensors", llm_text("%zu", ps->count)));
-    printf(" scalars=%s", llm_put(d, "scalars", llm_text("%zu", n)));
-    printf(" untied_scalars=%s", llm_put(d, "untied", llm_text("%zu", n + VD)));
+    printf("parameters tensors=%s",
+           llm_put(d, "tensors", llm_text("%zu", m.ps->count)));
+    printf(" scalars=%s", llm_put(d, "scalars", llm_text("%zu", scalars)));
+    printf(" untied_scalars=%s", llm_put(d, "untied", llm_text("%zu", scalars + VD)));
     printf(" saved=%s biases=%zu\n", llm_put(d, "saved", llm_text("%zu", VD)), biases);
-    printf("names first=%s", llm_put(d, "first_name", ps->items[0].name));
-    printf(" tenth=%s", llm_put(d, "tenth_name", ps->items[9].name));
-    printf(" last=%s\n", llm_put(d, "last_name", ps->items[ps->count - 1].name));
-    llm_demo_check(d, ps->count == 20 && n == 264 && biases == 0,
+    printf("names first=%s", llm_put(d, "first_name", m.ps->items[0].name));
+    printf(" tenth=%s", llm_put(d, "tenth_name", m.ps->items[9].name));
+    printf(" last=%s\n", llm_put(d, "last_name", m.ps->items[m.ps->count - 1].name));
+    llm_demo_check(d, m.ps->count == 20 && scalars == 264 && biases == 0,
                    "20 tensors, 264 scalars, no bias");
 }
 static void other_models(llm_demo *d)
 {
     static const size_t stage_shape[3] = {1, 3, 4}, logit_shape[3] = {1, 3, 5};
     static const size_t changed[3] = {0, 1, 4};
+    llm_decoder_config cfg = fix_cfg;
+    llm_error *e = &d->err;
     const char *row[3];
-    size_t L, s, t;
+    llm_var hidden[4], logits;
+    llm_params *ps;
+    llm_decoder *dec;
+    double rows[12], z[15];       /* after the loop, the depth-2 model's logits */
+    size_t shape[LLM_MAX_RANK], rank, L, s, t, scalars;
     int all = 1, valid, replay;
-    run r;
     for (L = 0; L < 3; L++) {
-        if (!run_model(d, L, fix_ids, &r))
+        llm_tape *tape = llm_own_tape(d);
+        cfg.n_layers = L;
+        dec = build(d, &cfg, &ps);
+        if (!(dec != NULL && LLM_TRY(d, llm_tape_init(tape, 256, e))
+              && LLM_TRY(d, llm_decoder_forward(dec, ps, tape, fix_ids, 1, 3, 0, hidden,
+                                                &logits, e))))
             return;
-        valid = r.tensors == 2 + 9 * L && r.scalars == 20 + 120 * L + 4
-                && r.logit_rank == 3
-                && memcmp(r.logit_shape, logit_shape, sizeof logit_shape) == 0;
-        for (s = 0; s < r.nstages; s++)
-            valid = valid && r.stage_rank[s] == 3
-                    && memcmp(r.stage_shape[s], stage_shape, sizeof stage_shape) == 0;
-        llm_row(d, "depths", llm_text("%zu", L), llm_text("%zu", r.tensors),
-                llm_text("%zu", r.scalars), llm_text("%zu", r.nstages),
-                llm_sizes(r.logit_shape, r.logit_rank), llm_yes(valid), NULL);
+        scalars = count_scalars(ps);
+        valid = ps->count == 2 + 9 * L && scalars == 20 + 120 * L + 4;
+        for (s = 0; s < L + 2; s++) {
+            if (!LLM_TRY(d, llm_probe_read(tape, hidden[s], rows, 12, &rank, shape, e)))
+                return;
+            valid = valid && rank == 3
+                    && memcmp(shape, stage_shape, sizeof stage_shape) == 0;
+        }
+        if (!LLM_TRY(d, llm_probe_read(tape, logits, z, 15, &rank, shape, e)))
+            return;
+        valid = valid && rank == 3
+                && memcmp(shape, logit_shape, sizeof logit_shape) == 0;
+        llm_row(d, "depths", llm_text("%zu", L), llm_text("%zu", ps->count),
+                llm_text("%zu", scalars), llm_text("%zu", L + 2),
+                llm_sizes(shape, rank), llm_yes(valid), NULL);
         printf("depth=%zu tensors=%zu scalars=%zu stages=%zu (each [1, 3, 4]) "
-               "logits=%s valid=%s\n", L, r.tensors, r.scalars, r.nstages,
-               llm_sizes(r.logit_shape, r.logit_rank), llm_yes(valid));
+               "logits=%s valid=%s\n", L, ps->count, scalars, L + 2,
+               llm_sizes(shape, rank), llm_yes(valid));
         all = all && valid;
     }
+    replay = memcmp(z, m.z, sizeof z) == 0;
     llm_put(d, "depths_valid", llm_yes(all));
     llm_demo_check(d, all, "every depth has the formula's counts and shapes");
-    if (!run_model(d, 2, changed, &r))
+    if (!(LLM_TRY(d, llm_decoder_forward(m.dec, m.ps, m.tape, changed, 1, 3, 0, hidden,
+                                         &logits, e))
+          && LLM_TRY(d, llm_probe_read(m.tape, logits, z, 15, NULL, NULL, e))
+          && LLM_TRY(d, llm_tape_reset(m.tape, e))))
         return;
     for (t = 0; t < 3; t++)
-        row[t] = memcmp(r.logits + 5 * t, m.z + 5 * t, 5 * sizeof *m.z) == 0
+        row[t] = memcmp(z + 5 * t, m.z + 5 * t, 5 * sizeof *m.z) == 0
                      ? "bit-identical" : "changed";
     printf("causality tokens=[0, 1, 4] row_0=%s", llm_put(d, "causal_row0", row[0]));
     printf(" row_1=%s", llm_put(d, "causal_row1", row[1]));
     printf(" row_2=%s\n", llm_put(d, "causal_row2", row[2]));
-    if (!llm_demo_check(d, row[0][0] == 'b' && row[1][0] == 'b' && row[2][0] == 'c',
-                        "only the last row sees the changed token")
-        || !run_model(d, 2, fix_ids, &r))
-        return;
-    replay = memcmp(r.logits, m.z, sizeof r.logits) == 0;
+    llm_demo_check(d, row[0][0] == 'b' && row[1][0] == 'b' && row[2][0] == 'c',
+                   "only the last row sees the changed token");
     printf("replay seed=32 logits=%s\n",
            llm_put(d, "replay", replay ? "bit-identical" : "different"));
     llm_demo_check(d, replay, "seed 32 gives the same logits again");
 }
 static void gradients(llm_demo *d)
 {
-    seq_loss s = {NULL, probe_ids, probe_targets, 2};
-    llm_probe p = {loss_layer, &s, NULL, 1, unit_shape, unit_zero, unit_one};
+    seq_loss s = {probe.dec, probe_ids, probe_targets, 2};
+    seq_loss sm = {m.dec, fix_ids, fix_targets, 3};
+    llm_probe p = {loss_layer, &s, probe.ps, 1, unit_shape, unit_zero, unit_one};
+    llm_probe pm = {loss_layer, &sm, m.ps, 1, unit_shape, unit_zero, unit_one};
     double full[20], part_in[20], part_out[20], loss[3], dec_loss, dx, decomp = 0.0;
-    double worst, probe_worst = 0.0, model_worst = 0.0;
-    size_t i, v, k, rows_in = 0, rows_out = 0, failures, probe_failed = 0;
-    size_t model_failed = 0, model_coords = 0;
+    double worst[2] = {0.0, 0.0};   /* [0] the probe, [1] the seed-32 model */
+    size_t i, v, k, rows_in = 0, rows_out = 0, failed[2] = {0, 0};
     int bitwise = 1, as_decoder;
-    s.dec = probe.dec;
-    p.ps = probe.ps;
     if (!(probe_roles(d, 1, 1, &loss[0], full)
           && probe_roles(d, 1, 0, &loss[1], part_in)
           && probe_roles(d, 0, 1, &loss[2], part_out)
@@ -358,43 +354,23 @@ static void gradients(llm_demo *d)
     llm_demo_check(d, bitwise && as_decoder, "the full gradient is the two parts' sum");
     llm_demo_check(d, rows_in == 2 && rows_out == 5,
                    "the lookup reaches 2 rows, the head 5");
-    for (i = 0; i < 2; i++) {
-        llm_param *q = &probe.ps->items[i];
-        if (!check_param(d, &p, q, &worst, &failures))
-            return;
-        llm_row(d, "grads", llm_text("probe `%s`", q->name),
-                llm_text("%zu", q->value.size), llm_text("%.1e", worst),
-                failures == 0 ? "pass" : "fail", NULL);
-        printf("gradcheck probe %s coordinates=%zu worst=%s verdict=%s\n", q->name,
-               q->value.size, llm_text("%.1e", worst), failures == 0 ? "pass" : "fail");
-        probe_failed += failures;
-        probe_worst = fmax(probe_worst, worst);
-    }
-    s = (seq_loss){m.dec, fix_ids, fix_targets, 3};
-    p.ps = m.ps;
-    if (!LLM_TRY(d, llm_probe_run(&p, &dec_loss, 1, NULL, NULL, &dx, &d->err)))
+    if (!(check_list(d, &p, 1, &worst[0], &failed[0])
+          && LLM_TRY(d, llm_probe_run(&pm, &dec_loss, 1, NULL, NULL, &dx, &d->err))
+          && check_list(d, &pm, 0, &worst[1], &failed[1])))
         return;
-    for (i = 0; i < m.ps->count; i++) {
-        if (!check_param(d, &p, &m.ps->items[i], &worst, &failures))
-            return;
-        model_coords += m.ps->items[i].value.size;
-        model_failed += failures;
-        model_worst = fmax(model_worst, worst);
-    }
     llm_row(d, "grads", llm_text("seed 32, all %zu tensors", m.ps->count),
-            llm_text("%zu", model_coords), llm_text("%.1e", model_worst),
-            model_failed == 0 ? "pass" : "fail", NULL);
+            llm_text("%zu", count_scalars(m.ps)), llm_text("%.1e", worst[1]),
+            failed[1] == 0 ? "pass" : "fail", NULL);
     printf("gradcheck model tensors=%zu coordinates=%zu worst=%s verdict=%s\n",
-           m.ps->count, model_coords, llm_text("%.1e", model_worst),
-           model_failed == 0 ? "pass" : "fail");
+           m.ps->count, count_scalars(m.ps), llm_text("%.1e", worst[1]),
+           failed[1] == 0 ? "pass" : "fail");
     printf("gradcheck probe coordinates=24 step=1e-06 tolerance=2e-05 worst=%s",
-           llm_put(d, "grad_probe_worst", llm_text("%.1e", probe_worst)));
+           llm_put(d, "grad_probe_worst", llm_text("%.1e", worst[0])));
     printf(" verdict=%s\n",
-           llm_put(d, "grad_probe_verdict", probe_failed == 0 ? "pass" : "fail"));
-    llm_put(d, "grad_model_worst", llm_text("%.1e", model_worst));
-    llm_put(d, "grad_model_verdict", model_failed == 0 ? "pass" : "fail");
-    llm_demo_check(d, probe_failed == 0 && model_failed == 0,
-                   "every gradient check passes");
+           llm_put(d, "grad_probe_verdict", failed[0] == 0 ? "pass" : "fail"));
+    llm_put(d, "grad_model_worst", llm_text("%.1e", worst[1]));
+    llm_put(d, "grad_model_verdict", failed[1] == 0 ? "pass" : "fail");
+    llm_demo_check(d, failed[0] == 0 && failed[1] == 0, "every gradient check passes");
 }
 /* What the refused calls must not write. */
 typedef struct outputs {
@@ -402,12 +378,14 @@ typedef struct outputs {
     llm_var out, lv, h[4];
     llm_rng r;
 } outputs;
+static outputs now;
 
-static llm_status forward(outputs *o, llm_params *ps, const size_t *ids, size_t batch,
-                          size_t T, size_t offset, llm_error *err)
+/* The fixture's pass on list ps, writing into now, refused with code want. */
+static void refuse(llm_demo *d, const char *what, llm_params *ps, const size_t *ids,
+                   size_t batch, size_t T, size_t offset, llm_status want)
 {
-    return llm_decoder_forward(m.dec, ps, m.tape, ids, batch, T, offset, o->h, &o->out,
-                               err);
+    llm_refuse_as(d, what, llm_decoder_forward(m.dec, ps, m.tape, ids, batch, T, offset,
+                                               now.h, &now.out, &d->err), want);
 }
 
 static void refusals(llm_demo *d)
@@ -418,7 +396,7 @@ static void refusals(llm_demo *d)
     static const llm_decoder_config cfg[4] = {
         {5, 4, 0, 4, 2, 4, 10000.0, 1e-6, 0}, {5, 4, 4, 4, 2, 4, 10000.0, 1e-6, 0},
         {5, 4, 2, 4, 1, 4, 10000.0, 1e-6, 0}, {5, 4, 2, 6, 2, 4, 10000.0, 1e-6, 0}};
-    outputs now, before;
+    outputs before;
     llm_decoder *other = &now.other;
     llm_params *empty = llm_own_params(d), *one_block, *wide, *ps = m.ps;
     llm_param tmp;
@@ -435,13 +413,10 @@ static void refusals(llm_demo *d)
                   llm_decoder_init(other, empty, &cfg[0], &now.r, e), LLM_ERR_CONFIG);
     llm_refuse_as(d, "configuration: 4 heads of width 1",
                   llm_decoder_init(other, empty, &cfg[1], &now.r, e), LLM_ERR_CONFIG);
-    llm_refuse_as(d, "context: 5 tokens", forward(&now, ps, five, 1, 5, 0, e),
-                  LLM_ERR_INDEX);
+    refuse(d, "context: 5 tokens", ps, five, 1, 5, 0, LLM_ERR_INDEX);
     llm_put(d, "context_message", d->err.message);
-    llm_refuse_as(d, "context: 3 tokens from position 3",
-                  forward(&now, ps, fix_ids, 1, 3, 3, e), LLM_ERR_INDEX);
-    llm_refuse_as(d, "vocabulary: token ID 5", forward(&now, ps, bad_id, 1, 3, 0, e),
-                  LLM_ERR_INDEX);
+    refuse(d, "context: 3 tokens from position 3", ps, fix_ids, 1, 3, 3, LLM_ERR_INDEX);
+    refuse(d, "vocabulary: token ID 5", ps, bad_id, 1, 3, 0, LLM_ERR_INDEX);
     llm_put(d, "vocab_message", d->err.message);
     llm_refuse_as(d, "targets: target 5",
                   llm_decoder_loss(m.dec, ps, m.tape, fix_ids, bad_target, 1, 3,
@@ -449,20 +424,16 @@ static void refusals(llm_demo *d)
     llm_refuse_as(d, "targets: none",
                   llm_decoder_loss(m.dec, ps, m.tape, fix_ids, NULL, 1, 3, &now.out,
                                    &now.lv, e), LLM_ERR_ARGUMENT);
-    llm_refuse_as(d, "batch of 0 sequences", forward(&now, ps, fix_ids, 0, 3, 0, e),
-                  LLM_ERR_ARGUMENT);
-    llm_refuse_as(d, "list: a one-block model's",
-                  forward(&now, one_block, fix_ids, 1, 3, 0, e), LLM_ERR_SHAPE);
+    refuse(d, "batch of 0 sequences", ps, fix_ids, 0, 3, 0, LLM_ERR_ARGUMENT);
+    refuse(d, "list: a one-block model's", one_block, fix_ids, 1, 3, 0, LLM_ERR_SHAPE);
     tmp = ps->items[2];
     ps->items[2] = ps->items[3];
     ps->items[3] = tmp;
-    llm_refuse_as(d, "list: query and key swapped",
-                  forward(&now, ps, fix_ids, 1, 3, 0, e), LLM_ERR_NAME);
+    refuse(d, "list: query and key swapped", ps, fix_ids, 1, 3, 0, LLM_ERR_NAME);
     ps->items[3] = ps->items[2];
     ps->items[2] = tmp;
     llm_put(d, "name_message", d->err.message);
-    llm_refuse_as(d, "list: a model's with F = 6",
-                  forward(&now, wide, fix_ids, 1, 3, 0, e), LLM_ERR_SHAPE);
+    refuse(d, "list: a model's with F = 6", wide, fix_ids, 1, 3, 0, LLM_ERR_SHAPE);
     llm_put(d, "shape_message", d->err.message);
     untouched = memcmp(&now, &before, sizeof now) == 0 && empty->count == 0
                 && m.tape->count == count;
@@ -473,7 +444,7 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    static llm_section *const sections[] = {first_pass, parameter_list, other_models,
-                                            gradients, refusals, NULL};
+    static llm_section *const sections[] = {first_pass, other_models, gradients,
+                                            refusals, NULL};
     return llm_demo_main(argc, argv, "ch32-decoder-model", setup, sections);
 }
