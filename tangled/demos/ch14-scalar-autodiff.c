@@ -8,7 +8,7 @@
 #include "llm/evidence.h"
 
 static llm_stape *tape;            /* the fixture's tape, owned by main */
-static size_t x, sq, loss, y;      /* its nodes */
+static size_t x, sq, loss;         /* its first nodes */
 
 static void refuse(llm_demo *d, const char *what, llm_status st)
 {
@@ -52,26 +52,6 @@ static void grads_row(llm_demo *d, const char *label, const char *key, double gl
     llm_demo_check(d, n[loss].grad == gl && n[sq].grad == gs && n[x].grad == gx,
                    llm_text("the gradients after %s", label));
 }
-static void record(llm_demo *d)
-{
-    size_t order[3], n = 0, i;
-    int falling = 1;
-    if (!(LLM_TRY(d, llm_stape_leaf(tape, 2.0, &x, &d->err))
-          && LLM_TRY(d, llm_stape_mul(tape, x, x, &sq, &d->err))
-          && LLM_TRY(d, llm_stape_add(tape, sq, sq, &loss, &d->err))
-          && LLM_TRY(d, llm_stape_order(tape, loss, order, &n, &d->err))))
-        return;
-    printf("x=%s", llm_num(tape->nodes[x].value, 0));
-    printf(" sq=%s", llm_put(d, "sq", llm_num(tape->nodes[sq].value, 0)));
-    printf(" loss=%s\n", llm_put(d, "loss", llm_num(tape->nodes[loss].value, 0)));
-    llm_demo_check(d, tape->nodes[sq].value == 4.0 && tape->nodes[loss].value == 8.0,
-                   "sq = 4 and loss = 8");
-    printf("order(loss)=%s", llm_put(d, "order_loss", llm_sizes(order, n)));
-    for (i = 0; i + 1 < n; i++)      /* ids fall along the order */
-        falling = falling && order[i] > order[i + 1];
-    printf(" decreasing_ids=%s\n", llm_yes(falling));
-    llm_demo_check(d, falling, "the ids fall along the order");
-}
 static void edge_rows(llm_demo *d)
 {
     const llm_snode *v;
@@ -89,8 +69,25 @@ static void edge_rows(llm_demo *d)
                     llm_num(v->grad * local, 0), NULL);
         }
 }
-static void passes(llm_demo *d)
+static void fixture_tape(llm_demo *d)
 {
+    size_t order[6], n = 0, i;
+    int falling = 1;
+    if (!(LLM_TRY(d, llm_stape_leaf(tape, 2.0, &x, &d->err))
+          && LLM_TRY(d, llm_stape_mul(tape, x, x, &sq, &d->err))
+          && LLM_TRY(d, llm_stape_add(tape, sq, sq, &loss, &d->err))
+          && LLM_TRY(d, llm_stape_order(tape, loss, order, &n, &d->err))))
+        return;
+    printf("x=%s", llm_num(tape->nodes[x].value, 0));
+    printf(" sq=%s", llm_put(d, "sq", llm_num(tape->nodes[sq].value, 0)));
+    printf(" loss=%s\n", llm_put(d, "loss", llm_num(tape->nodes[loss].value, 0)));
+    llm_demo_check(d, tape->nodes[sq].value == 4.0 && tape->nodes[loss].value == 8.0,
+                   "sq = 4 and loss = 8");
+    printf("order(loss)=%s", llm_put(d, "order_loss", llm_sizes(order, n)));
+    for (i = 0; i + 1 < n; i++)      /* ids fall along the order */
+        falling = falling && order[i] > order[i + 1];
+    printf(" decreasing_ids=%s\n", llm_yes(falling));
+    llm_demo_check(d, falling, "the ids fall along the order");
     if (!LLM_TRY(d, llm_stape_backward(tape, loss, 1.0, &d->err)))
         return;
     grads_row(d, "backward 1", "pass1", 1.0, 2.0, 8.0);
@@ -101,10 +98,7 @@ static void passes(llm_demo *d)
     grads_row(d, "backward 2", "pass2", 2.0, 4.0, 16.0);
     if (LLM_TRY(d, llm_stape_zero_grad(tape, &d->err)))
         grads_row(d, "zero_grad", "zeroed", 0.0, 0.0, 0.0);
-}
-static void detach_case(llm_demo *d)
-{
-    size_t dx = 0, s = 0, order[6], n = 0;
+    size_t dx = 0, s = 0, y = 0;
     if (!(LLM_TRY(d, llm_stape_detach(tape, x, &dx, &d->err))
           && LLM_TRY(d, llm_stape_scale(tape, dx, 3.0, &s, &d->err))
           && LLM_TRY(d, llm_stape_add(tape, sq, s, &y, &d->err))
@@ -122,9 +116,6 @@ static void detach_case(llm_demo *d)
     llm_demo_check(d, tape->nodes[loss].grad == 0.0, "the old loss keeps gradient 0");
     printf("tape nodes=%zu capacity=%s\n", tape->count,
            llm_put(d, "capacity_final", llm_text("%zu", tape->capacity)));
-}
-static void refusals(llm_demo *d)
-{
     llm_snode before[6];
     llm_stape big = {NULL, 0, 0};       /* a refused init leaves it as it is */
     size_t id = 99;
@@ -193,7 +184,6 @@ static void setup(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    static llm_section *const sections[] = {record, passes, detach_case, refusals,
-                                            exp_tanh, NULL};
+    static llm_section *const sections[] = {fixture_tape, exp_tanh, NULL};
     return llm_demo_main(argc, argv, "ch14-scalar-autodiff", setup, sections);
 }

@@ -82,25 +82,25 @@ static uint64_t mix_step(llm_demo *d, const char *step, uint64_t m)
     return m;
 }
 
-static void seed_zero(llm_demo *d)
+static void seeds(llm_demo *d)
 {
     llm_rng rng, copy;
     uint64_t z[4], m;
-    double u[4];
+    double unit[4];
     size_t k;
     int exact = 1;
     llm_rng_seed(&rng, 0);
     for (k = 0; k < 4; k++) {
         copy = rng;
-        u[k] = llm_rng_unit(&copy);             /* the same draw as a unit value */
+        unit[k] = llm_rng_unit(&copy);          /* the same draw as a unit value */
         z[k] = llm_rng_next_u64(&rng);
-        exact = exact && u[k] * 9007199254740992.0 == (double)(z[k] >> 11);
+        exact = exact && unit[k] * 9007199254740992.0 == (double)(z[k] >> 11);
         llm_row(d, "splitmix", llm_text("%zu", k + 1), hex(rng.state, 1), hex(z[k], 1),
-                llm_num(u[k], 12), NULL);
+                llm_num(unit[k], 12), NULL);
     }
     printf("seed=0 next_u64=%s\n", llm_put(d, "seq0", llm_text("[%s, %s, %s, %s]",
            hex(z[0], 0), hex(z[1], 0), hex(z[2], 0), hex(z[3], 0))));
-    printf("seed=0 unit=%s", llm_nums(u, 4, 12));
+    printf("seed=0 unit=%s", llm_nums(unit, 4, 12));
     printf(" unit_exact=%s\n", llm_put(d, "unit_exact", llm_yes(exact)));
     printf("seed=0 state after 4 draws=%s\n",
            llm_put(d, "state0_4", hex(rng.state, 0)));
@@ -114,14 +114,9 @@ static void seed_zero(llm_demo *d)
     m = mix_step(d, "$z_1 = z \\oplus (z \\gg 31)$", m ^ (m >> 31));
     printf("first draw mixed by hand=%s same=%s\n", hex(m, 0), llm_yes(m == z[0]));
     llm_demo_check(d, m == z[0], "the mixing by hand gives the first draw");
-}
-static void seed_seventeen(llm_demo *d)
-{
     const double limit = sqrt(6.0 / (double)(2 + 2)), var = 2.0 / (double)(2 + 2);
-    llm_rng rng, again_rng, copy;
-    llm_tensor *w = xavier(d, 2, 2, 17, &rng), *again = xavier(d, 2, 2, 17, &again_rng);
-    llm_tensor *w18 = xavier(d, 2, 2, 18, &again_rng);
-    size_t k;
+    llm_tensor *w = xavier(d, 2, 2, 17, &rng), *again = xavier(d, 2, 2, 17, &copy);
+    llm_tensor *w18 = xavier(d, 2, 2, 18, &copy);
     int same_bits = 1, replay, differ = 1;
     if (!d->ok)
         return;
@@ -315,15 +310,20 @@ static void component(llm_demo *d)
            llm_put(d, "list_replay", identical(same)));
     llm_demo_check(d, same, "the list again has the same names and bits");
 }
-static void name_rules(llm_demo *d)
+static void refusals(llm_demo *d)
 {
     static const char *const names[11] = {
         "blocks.0.ffn.down.weight", "token_embedding.weight", "final_norm.gain",
         "", ".weight", "ffn.", "ffn..down", "FFN.weight", "ffn-down.weight",
         "ffn down", NULL};
+    const size_t empty[1] = {0}, two[1] = {2}, deep[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
     char long_name[LLM_PARAM_NAME_MAX + 1] = {0};
-    size_t i;
-    int good = 1;
+    llm_params *ps = llm_own_params(d), ps_before;
+    llm_rng rng, rng_before;
+    llm_tensor out, marker;          /* refused calls write nothing to free */
+    llm_error *err = &d->err;
+    size_t i, idx = 99;
+    int good = 1, untouched;
     memset(long_name, 'a', LLM_PARAM_NAME_MAX);
     for (i = 0; i < 11; i++) {
         const char *name = names[i] != NULL ? names[i] : long_name;
@@ -341,16 +341,6 @@ static void name_rules(llm_demo *d)
                 st == LLM_OK ? "accepted" : d->err.message, NULL);
     }
     llm_demo_check(d, good, "exactly the three good names pass the rules");
-}
-static void refusals(llm_demo *d)
-{
-    const size_t empty[1] = {0}, two[1] = {2}, deep[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-    llm_params *ps = llm_own_params(d), ps_before;
-    llm_rng rng, rng_before;
-    llm_tensor out, marker;          /* refused calls write nothing to free */
-    llm_error *err = &d->err;
-    size_t idx = 99;
-    int untouched;
     llm_rng_seed(&rng, 17);
     if (!(LLM_TRY(d, llm_params_init(ps, err))
           && LLM_TRY(d, llm_params_add_xavier(ps, "w", 2, 2, &rng, err))))
@@ -393,7 +383,7 @@ static void refusals(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    static llm_section *const sections[] = {seed_zero, seed_seventeen, limits, symmetry,
-                                            component, name_rules, refusals, NULL};
+    static llm_section *const sections[] = {seeds, limits, symmetry, component,
+                                            refusals, NULL};
     return llm_demo_main(argc, argv, "ch17-parameter-initialization", NULL, sections);
 }
