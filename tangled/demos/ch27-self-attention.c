@@ -17,25 +17,6 @@ static const double *values(const llm_tape *tape, llm_var v)
     return llm_tape_value(tape, v, &t, NULL) == LLM_OK ? t->data + t->offset : NULL;
 }
 
-/* A new tape that the demo owns; NULL, with d->ok cleared, on failure. */
-static llm_tape *fresh_tape(llm_demo *d)
-{
-    llm_tape *tape = llm_own_tape(d);
-    return LLM_TRY(d, llm_tape_init(tape, 16, &d->err)) ? tape : NULL;
-}
-
-/* A constant of the given shape holding the first values of x, recorded
-   on tape as *v. Returns d->ok. */
-static int constant(llm_demo *d, llm_tape *tape, size_t rank, const size_t *shape,
-                    const double *x, llm_var *v)
-{
-    llm_tensor *t = llm_own_tensor(d);
-    size_t n = 1, i;
-    for (i = 0; i < rank; i++)
-        n *= shape[i];
-    return LLM_TRY(d, llm_tensor_from(t, rank, shape, x, n, &d->err))
-           && LLM_TRY(d, llm_tape_constant(tape, t, v, &d->err));
-}
 static struct {
     llm_params *ps;            /* the projections' list, owned by main */
     llm_tape *tape;            /* the recording, owned by main */
@@ -61,7 +42,7 @@ static void fixture(llm_demo *d)
     memcpy(fx.ps->items[qkv.query.weight].value.data, fix_w[0], sizeof fix_w[0]);
     memcpy(fx.ps->items[qkv.key.weight].value.data, fix_w[1], sizeof fix_w[1]);
     memcpy(fx.ps->items[qkv.value.weight].value.data, fix_w[2], sizeof fix_w[2]);
-    if (!(constant(d, fx.tape, 2, s23, fix_x, &xv)
+    if (!(llm_own_constant(d, fx.tape, 2, s23, fix_x, &xv)
           && LLM_TRY(d, llm_qkv_forward(&qkv, fx.ps, fx.tape, xv, &fx.q, &fx.k, &fx.v,
                                         &d->err))))
         return;
@@ -159,7 +140,7 @@ static void scale_row(llm_demo *d, size_t width)
     enum { TQ = 64, TK = 8 };
     static double xq[TQ * 512], xk[TK * 512], xv[TK];
     const size_t sq[2] = {TQ, width}, sk[2] = {TK, width}, sv[2] = {TK, 1};
-    llm_tape *tape = fresh_tape(d);
+    llm_tape *tape = llm_own_fresh_tape(d, 16);
     llm_rng rng;
     llm_var q, k, v, w, o, raw, plain;
     static const char *const keys[5] = {"rms512", "top512", "top512s", "jac512",
@@ -171,8 +152,9 @@ static void scale_row(llm_demo *d, size_t width)
     llm_rng_seed(&rng, 27);
     draw(&rng, xq, TQ * width);
     draw(&rng, xk, TK * width);
-    if (!(constant(d, tape, 2, sq, xq, &q) && constant(d, tape, 2, sk, xk, &k)
-          && constant(d, tape, 2, sv, xv, &v)
+    if (!(llm_own_constant(d, tape, 2, sq, xq, &q)
+          && llm_own_constant(d, tape, 2, sk, xk, &k)
+          && llm_own_constant(d, tape, 2, sv, xv, &v)
           && LLM_TRY(d, llm_tape_attention(tape, q, k, v, &w, &o, &d->err))
           && LLM_TRY(d, llm_tape_matmul(tape, q, k, 0, 1, &raw, &d->err))
           && LLM_TRY(d, llm_tape_softmax(tape, raw, &plain, &d->err))))
@@ -213,11 +195,12 @@ static void scale(llm_demo *d)
     static const double one_q[2] = {1, 0}, two_k[4] = {1, 0, 0, 1};
     static const size_t s12[2] = {1, 2}, s22[2] = {2, 2};
     static const size_t widths[5] = {2, 8, 32, 128, 512};
-    llm_tape *tape = fresh_tape(d);
+    llm_tape *tape = llm_own_fresh_tape(d, 16);
     llm_var q, k, w, o, raw, plain;
     const char *a, *b;
     size_t i;
-    if (!(constant(d, tape, 2, s12, one_q, &q) && constant(d, tape, 2, s22, two_k, &k)
+    if (!(llm_own_constant(d, tape, 2, s12, one_q, &q)
+          && llm_own_constant(d, tape, 2, s22, two_k, &k)
           && LLM_TRY(d, llm_tape_attention(tape, q, k, k, &w, &o, &d->err))
           && LLM_TRY(d, llm_tape_matmul(tape, q, k, 0, 1, &raw, &d->err))
           && LLM_TRY(d, llm_tape_softmax(tape, raw, &plain, &d->err))))
@@ -236,12 +219,13 @@ static void single_token(llm_demo *d)
 {
     static const double q1[2] = {0.5, -1}, k1[2] = {2, 1}, v1[3] = {7, -2, 0.25};
     static const size_t s12[2] = {1, 2}, s13[2] = {1, 3};
-    llm_tape *tape = fresh_tape(d);
+    llm_tape *tape = llm_own_fresh_tape(d, 16);
     llm_var q, k, v, w, o;
     const char *out;
     int same;
-    if (!(constant(d, tape, 2, s12, q1, &q) && constant(d, tape, 2, s12, k1, &k)
-          && constant(d, tape, 2, s13, v1, &v)
+    if (!(llm_own_constant(d, tape, 2, s12, q1, &q)
+          && llm_own_constant(d, tape, 2, s12, k1, &k)
+          && llm_own_constant(d, tape, 2, s13, v1, &v)
           && LLM_TRY(d, llm_tape_attention(tape, q, k, v, &w, &o, &d->err))))
         return;
     same = values(tape, w)[0] == 1.0 && memcmp(values(tape, o), v1, sizeof v1) == 0;
@@ -338,16 +322,16 @@ static void refusals(llm_demo *d)
         {"q and k of width 0", 6, 6, 0, LLM_ERR_SHAPE, NULL},
         {"no keys: k and v [0, 2]", 0, 7, 7, LLM_ERR_EMPTY, "empty_message"},
         {"q from before a reset", 9, 0, 0, LLM_ERR_TAPE, NULL}};
-    llm_tape *tape = fresh_tape(d);
+    llm_tape *tape = llm_own_fresh_tape(d, 16);
     llm_var x[10], w, o, marker;        /* x[9] is from before the reset */
     size_t i, count;
     llm_status st;
     int untouched;
-    if (!(constant(d, tape, 2, shapes[0], zero, &x[9])
+    if (!(llm_own_constant(d, tape, 2, shapes[0], zero, &x[9])
           && LLM_TRY(d, llm_tape_reset(tape, &d->err))))
         return;
     for (i = 0; i < 9; i++)
-        if (!constant(d, tape, ranks[i], shapes[i], zero, &x[i]))
+        if (!llm_own_constant(d, tape, ranks[i], shapes[i], zero, &x[i]))
             return;
     count = tape->count;
     memset(&marker, 0x5a, sizeof marker);

@@ -36,33 +36,17 @@ static void scaled_scores(const double *q, const double *k, double *s)
     }
 }
 
-/* A new tape that the demo owns; NULL, with d->ok cleared, on failure. */
-static llm_tape *fresh_tape(llm_demo *d)
-{
-    llm_tape *tape = llm_own_tape(d);
-    return LLM_TRY(d, llm_tape_init(tape, 16, &d->err)) ? tape : NULL;
-}
-
-/* A constant of the given shape holding the n values of x, recorded on
-   tape as *v. Returns d->ok. */
-static int constant(llm_demo *d, llm_tape *tape, size_t rank, const size_t *shape,
-                    const double *x, size_t n, llm_var *v)
-{
-    llm_tensor *t = llm_own_tensor(d);
-    return LLM_TRY(d, llm_tensor_from(t, rank, shape, x, n, &d->err))
-           && LLM_TRY(d, llm_tape_constant(tape, t, v, &d->err));
-}
 /* The last tq rows of Q against all three keys k and values v on a fresh
    tape: w [tq, 3], o [tq, 2]. Returns d->ok. */
 static int run(llm_demo *d, size_t tq, const double *k, const double *v, double *w,
                double *o)
 {
     const size_t sq[2] = {tq, 2};
-    llm_tape *tape = fresh_tape(d);
+    llm_tape *tape = llm_own_fresh_tape(d, 16);
     llm_var qv, kv, vv, wv, ov;
-    return constant(d, tape, 2, sq, fix_q + 2 * (3 - tq), 2 * tq, &qv)
-           && constant(d, tape, 2, s32, k, 6, &kv)
-           && constant(d, tape, 2, s32, v, 6, &vv)
+    return llm_own_constant(d, tape, 2, sq, fix_q + 2 * (3 - tq), &qv)
+           && llm_own_constant(d, tape, 2, s32, k, &kv)
+           && llm_own_constant(d, tape, 2, s32, v, &vv)
            && LLM_TRY(d, llm_tape_causal_attention(tape, qv, kv, vv, &wv, &ov, &d->err))
            && LLM_TRY(d, llm_probe_read(tape, wv, w, 3 * tq, NULL, NULL, &d->err))
            && LLM_TRY(d, llm_probe_read(tape, ov, o, 2 * tq, NULL, NULL, &d->err));
@@ -71,9 +55,9 @@ static int run(llm_demo *d, size_t tq, const double *k, const double *v, double 
 /* The causal softmax of the [3, 3] scores s, recorded on a fresh tape. */
 static int causal_of(llm_demo *d, const double *s, double *w)
 {
-    llm_tape *tape = fresh_tape(d);
+    llm_tape *tape = llm_own_fresh_tape(d, 16);
     llm_var sv, wv;
-    return constant(d, tape, 2, s33, s, 9, &sv)
+    return llm_own_constant(d, tape, 2, s33, s, &sv)
            && LLM_TRY(d, llm_tape_causal_softmax(tape, sv, &wv, &d->err))
            && LLM_TRY(d, llm_probe_read(tape, wv, w, 9, NULL, NULL, &d->err));
 }
@@ -349,7 +333,7 @@ static void refusals(llm_demo *d)
         {"a visible score +inf (row 1, key 1)", 0, 2, LLM_ERR_NONFINITE,
          "inf_visible_message"},
         {"no output handle", 0, 3, LLM_ERR_ARGUMENT, NULL}};
-    llm_tape *tape = fresh_tape(d);
+    llm_tape *tape = llm_own_fresh_tape(d, 16);
     llm_tensor *t = llm_own_tensor(d);
     llm_var x[4], y, kept, wv;      /* x[0] the fixture's scores, a leaf on t */
     double wm[9];
@@ -358,9 +342,9 @@ static void refusals(llm_demo *d)
     int untouched, masked_same;
     if (!(LLM_TRY(d, llm_tensor_from(t, 2, s33, fx.s, 9, &d->err))
           && LLM_TRY(d, llm_tape_leaf(tape, t, NULL, &x[0], &d->err))
-          && constant(d, tape, 2, s32, fix_q, 6, &x[1])
-          && constant(d, tape, 2, s22, fix_k, 4, &x[2])
-          && constant(d, tape, 1, s3, fix_q, 3, &x[3])))
+          && llm_own_constant(d, tape, 2, s32, fix_q, &x[1])
+          && llm_own_constant(d, tape, 2, s22, fix_k, &x[2])
+          && llm_own_constant(d, tape, 1, s3, fix_q, &x[3])))
         return;
     count = tape->count;
     memset(&y, 0x2d, sizeof y);

@@ -152,6 +152,15 @@ struct llm_stape *llm_own_stape(llm_demo *d);
 /* llm_own for a tape, freed with llm_tape_free (chapter 15). */
 struct llm_tape;
 struct llm_tape *llm_own_tape(llm_demo *d);
+/* An owned tape initialised with room for capacity nodes; NULL, with ok
+   cleared, when it cannot be made. */
+struct llm_tape *llm_own_fresh_tape(llm_demo *d, size_t capacity);
+/* An owned tensor of the given shape holding x's first values (as many as
+   the shape has elements), recorded on tape as the constant *v. Returns
+   d->ok. */
+struct llm_var;
+int llm_own_constant(llm_demo *d, struct llm_tape *tape, size_t rank,
+                     const size_t *shape, const double *x, struct llm_var *v);
 /* llm_own for a parameter list, freed with llm_params_free (chapter 17). */
 struct llm_params;
 struct llm_params *llm_own_params(llm_demo *d);
