@@ -143,6 +143,16 @@ void llm_demo_refusal(llm_trace *trace, const char *what, llm_status st,
 }
 static int text_cut;             /* a text of the ring did not fit */
 
+/* Frees, newest first, what the demo owns beyond the first mark objects. */
+static void drop_owned(llm_demo *d, size_t mark)
+{
+    while (d->nowned > mark) {
+        d->nowned--;
+        d->owned[d->nowned].release(d->owned[d->nowned].obj);
+        free(d->owned[d->nowned].obj);
+    }
+}
+
 int llm_demo_begin(llm_demo *d, int argc, char **argv, const char *name)
 {
     const char *slug = strchr(name, '-');
@@ -158,7 +168,7 @@ int llm_demo_begin(llm_demo *d, int argc, char **argv, const char *name)
 
 int llm_demo_end(llm_demo *d)
 {
-    llm_demo_drop(d, 0);
+    drop_owned(d, 0);
     free(d->owned);
     d->owned = NULL;
     d->room = 0;
@@ -209,26 +219,12 @@ void *llm_own(llm_demo *d, size_t size, void (*release)(void *obj))
     return obj;
 }
 
-size_t llm_demo_mark(const llm_demo *d)
-{
-    return d->nowned;
-}
-
-void llm_demo_drop(llm_demo *d, size_t mark)
-{
-    while (d->nowned > mark) {
-        d->nowned--;
-        d->owned[d->nowned].release(d->owned[d->nowned].obj);
-        free(d->owned[d->nowned].obj);
-    }
-}
-
 void llm_demo_run(llm_demo *d, llm_section *section)
 {
-    size_t mark = llm_demo_mark(d);
+    size_t mark = d->nowned;
     if (d->ok)
         section(d);
-    llm_demo_drop(d, mark);
+    drop_owned(d, mark);
 }
 
 int llm_demo_main(int argc, char **argv, const char *name, llm_section *setup,

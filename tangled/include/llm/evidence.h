@@ -93,13 +93,11 @@ int llm_demo_call(llm_demo *d, llm_status st);
    "<demo>: check failed: <what>" goes to stderr. Returns holds. */
 int llm_demo_check(llm_demo *d, int holds, const char *what);
 
-/* A new zeroed object of size bytes that the demo owns: at llm_demo_drop
-   or llm_demo_end, release(obj) runs and the memory is freed. Returns NULL
-   and clears ok when memory runs out. */
+/* A new zeroed object of size bytes that the demo owns: when the section
+   that took it ends (llm_demo_run) or at llm_demo_end, release(obj) runs
+   and the memory is freed. Returns NULL and clears ok when memory runs
+   out. */
 void *llm_own(llm_demo *d, size_t size, void (*release)(void *obj));
-/* The list's length now; freeing, newest first, back to that length. */
-size_t llm_demo_mark(const llm_demo *d);
-void llm_demo_drop(llm_demo *d, size_t mark);
 /* One section: while ok is set, section(d) runs, and what it owned is
    freed when it returns. */
 typedef void llm_section(llm_demo *d);
