@@ -440,9 +440,9 @@ START_TEST(test_untied_head)
     ck_assert_uint_eq(zv->shape[2], 5);
     /* a list with the wrong head is refused before anything is recorded */
     ck_assert_int_eq(llm_decoder_forward(&untied.dec, &tied.ps, &untied.tape, fix_ids, 1, 3,
-                                         0, NULL, &z, &err), LLM_ERR_SHAPE);
+                                         0, NULL, &z, &err), LLM_ERR_NAME);
     ck_assert_int_eq(llm_decoder_forward(&tied.dec, &untied.ps, &tied.tape, fix_ids, 1, 3,
-                                         0, NULL, &z, &err), LLM_ERR_SHAPE);
+                                         0, NULL, &z, &err), LLM_ERR_NAME);
     /* every tensor's gradient, the head's included, against differences */
     o.m = &untied;
     o.ids = fix_ids;
@@ -575,8 +575,8 @@ START_TEST(test_forward_refusals)
     llm_param tmp;
     llm_var z;
     build(&m, &fix_cfg, 32);
-    refused(&m, &m.ps, fix_ids, 0, 3, 0, LLM_ERR_ARGUMENT);
-    refused(&m, &m.ps, fix_ids, 1, 0, 0, LLM_ERR_ARGUMENT);
+    refused(&m, &m.ps, fix_ids, 0, 3, 0, LLM_ERR_EMPTY);
+    refused(&m, &m.ps, fix_ids, 1, 0, 0, LLM_ERR_EMPTY);
     refused(&m, &m.ps, NULL, 1, 3, 0, LLM_ERR_ARGUMENT);
     refused(&m, &m.ps, five, 1, 5, 0, LLM_ERR_INDEX);
     refused(&m, &m.ps, fix_ids, 1, 3, 2, LLM_ERR_INDEX);
@@ -591,10 +591,12 @@ START_TEST(test_forward_refusals)
                                          NULL), LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_decoder_forward(&m.dec, &m.ps, &m.tape, fix_ids, 1, 3, 0, NULL, NULL,
                                          NULL), LLM_ERR_ARGUMENT);
-    /* another model's list: fewer tensors, another width, another vocabulary */
+    /* another model's list: fewer tensors (a list that does not hold the
+       model's parameters), another width, another vocabulary (the right
+       names with other shapes) */
     cfg.n_layers = 1;
     build(&one, &cfg, 32);
-    refused(&m, &one.ps, fix_ids, 1, 3, 0, LLM_ERR_SHAPE);
+    refused(&m, &one.ps, fix_ids, 1, 3, 0, LLM_ERR_NAME);
     cfg = fix_cfg;
     cfg.d_ff = 6;
     build(&wide, &cfg, 32);
@@ -658,7 +660,7 @@ START_TEST(test_loss_refusals)
     ck_assert_int_eq(llm_decoder_loss(&m.dec, &m.ps, &m.tape, bad_id, fix_targets, 1, 3, &z,
                                       &l, &err), LLM_ERR_INDEX);
     ck_assert_int_eq(llm_decoder_loss(&m.dec, &m.ps, &m.tape, fix_ids, fix_targets, 0, 3, &z,
-                                      &l, &err), LLM_ERR_ARGUMENT);
+                                      &l, &err), LLM_ERR_EMPTY);
     ck_assert_int_eq(llm_decoder_loss(&m.dec, &m.ps, &m.tape, fix_ids, fix_targets, 1, 5, &z,
                                       &l, &err), LLM_ERR_INDEX);
     ck_assert_int_eq(llm_decoder_loss(&m.dec, &m.ps, &m.tape, fix_ids, fix_targets, 1, 3, &z,

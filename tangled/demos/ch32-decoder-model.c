@@ -424,8 +424,8 @@ static void refusals(llm_demo *d)
     llm_refuse_as(d, "targets: none",
                   llm_decoder_loss(m.dec, ps, m.tape, fix_ids, NULL, 1, 3, &now.out,
                                    &now.lv, e), LLM_ERR_ARGUMENT);
-    refuse(d, "batch of 0 sequences", ps, fix_ids, 0, 3, 0, LLM_ERR_ARGUMENT);
-    refuse(d, "list: a one-block model's", one_block, fix_ids, 1, 3, 0, LLM_ERR_SHAPE);
+    refuse(d, "batch of 0 sequences", ps, fix_ids, 0, 3, 0, LLM_ERR_EMPTY);
+    refuse(d, "list: a one-block model's", one_block, fix_ids, 1, 3, 0, LLM_ERR_NAME);
     tmp = ps->items[2];
     ps->items[2] = ps->items[3];
     ps->items[3] = tmp;

@@ -96,7 +96,7 @@ static llm_status params_check(const llm_decoder *dec, const llm_params *ps,
     size_t l;
     llm_status st;
     if (ps->count != want)
-        return llm_fail(err, LLM_ERR_SHAPE, stage,
+        return llm_fail(err, LLM_ERR_NAME, stage,
                         "the list holds %zu tensors; the configuration has %zu",
                         ps->count, want);
     st = llm_embedding_check(&dec->embedding, ps, "token_embedding", err);
@@ -117,7 +117,7 @@ static llm_status inputs_check(const llm_decoder *dec, const llm_params *ps,
     const llm_decoder_config *c = &dec->config;
     size_t i, n;
     if (batch == 0 || T == 0)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+        return llm_fail(err, LLM_ERR_EMPTY, stage,
                         "a batch of %zu sequences of %zu tokens is empty", batch, T);
     if (ids == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no token IDs");

@@ -262,7 +262,7 @@ llm_status llm_param_check(const llm_params *ps, size_t index, const char *name,
         return llm_fail(err, LLM_ERR_ARGUMENT, "param.check",
                         "a list, a name and a shape are required");
     if (index >= ps->count)
-        return llm_fail(err, LLM_ERR_SHAPE, "param.check",
+        return llm_fail(err, LLM_ERR_NAME, "param.check",
                         "'%.63s' is parameter %zu, but the list holds %zu", name, index,
                         ps->count);
     p = &ps->items[index];

@@ -15,17 +15,22 @@ typedef enum llm_status {
     LLM_ERR_OVERFLOW,   /* an element count size_t cannot hold */
     LLM_ERR_LENGTH,     /* a buffer whose length does not match the shape */
     LLM_ERR_ALLOC,      /* the allocator refused */
-    LLM_ERR_SHAPE,      /* shapes that must agree do not */
+    LLM_ERR_SHAPE,      /* shapes that must agree do not (a parameter
+                           with the right name and another shape) */
     LLM_ERR_AXIS,       /* an axis outside the rank, or named twice */
     LLM_ERR_CONTIGUITY, /* a strided view where contiguous storage is needed */
     LLM_ERR_BROADCAST,  /* shapes that cannot be broadcast together */
-    LLM_ERR_EMPTY,      /* no value over zero elements (mean, max, softmax) */
+    LLM_ERR_EMPTY,      /* no value over zero elements (mean, max, softmax);
+                           an input of zero rows or tokens where values are
+                           needed */
     LLM_ERR_TARGET,     /* a target class outside its row */
     LLM_ERR_NONFINITE,  /* a NaN or an infinity where a finite number is needed */
     LLM_ERR_TAPE,       /* the tape cannot do this: a node that is not on it,
                            an operand edge that a node does not have */
     LLM_ERR_NAME,       /* a parameter name that breaks the rules or is already
-                           taken (or, in a lookup, is not in the list) */
+                           taken (or, in a lookup, is not in the list); a list
+                           that does not hold the parameters expected: too few,
+                           too many, or others in their places */
     LLM_ERR_CONFIG,     /* a configuration that cannot build the layer or model:
                            a head count of 0 or one that does not divide the
                            width, an odd head width, parts that do not fit */

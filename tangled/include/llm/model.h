@@ -108,12 +108,13 @@ void llm_decoder_free(llm_decoder *dec);
    [batch, T, V]. hidden may be NULL; otherwise it receives L + 2 handles:
    the embedded rows, the output of each block, the normalised rows.
    Every input is checked before the first node is recorded.
-   Errors: LLM_ERR_ARGUMENT (a null pointer; ids NULL; batch or T zero),
-   LLM_ERR_INDEX (offset + T beyond the context; a token ID >= V, named by
-   its position), LLM_ERR_OVERFLOW (batch * T), LLM_ERR_SHAPE (ps holds
-   another number of tensors than the configuration, or one of another
-   shape), LLM_ERR_NAME (a tensor of ps is not the one the configuration
-   has at that position), LLM_ERR_ALLOC, and those of the layers. Stage
+   Errors: LLM_ERR_ARGUMENT (a null pointer; ids NULL), LLM_ERR_EMPTY
+   (batch or T zero), LLM_ERR_INDEX (offset + T beyond the context; a token
+   ID >= V, named by its position), LLM_ERR_OVERFLOW (batch * T),
+   LLM_ERR_NAME (ps holds another number of tensors than the
+   configuration, or a tensor that is not the one the configuration has at
+   that position), LLM_ERR_SHAPE (a tensor of the right name and another
+   shape), LLM_ERR_ALLOC, and those of the layers. Stage
    "decoder.forward". A layer that fails after others were recorded
    rewinds the whole pass (llm_tape_rewind): on failure the tape is as it
    was and *logits and hidden are not touched. */

@@ -85,8 +85,8 @@ llm_status llm_params_add_const(llm_params *ps, const char *name, size_t rank,
                                 llm_error *err);
 /* LLM_OK when position index of ps holds a parameter called name, of rank
    rank and the given shape. Errors: LLM_ERR_ARGUMENT (ps or name is NULL,
-   shape NULL with rank > 0), LLM_ERR_SHAPE (index beyond the list; another
-   rank or shape), LLM_ERR_NAME (another name). Stage "param.check". */
+   shape NULL with rank > 0), LLM_ERR_NAME (index beyond the list; another
+   name), LLM_ERR_SHAPE (another rank or shape). Stage "param.check". */
 llm_status llm_param_check(const llm_params *ps, size_t index, const char *name,
                            size_t rank, const size_t *shape, llm_error *err);
 /* The handle of parameter index of ps on tape: the leaf already recorded
