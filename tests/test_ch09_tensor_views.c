@@ -38,7 +38,7 @@ static void make_fixture(llm_tensor *t)
     ck_assert_int_eq(llm_tensor_from(t, 2, fixture_shape, fixture, 6, NULL), LLM_OK);
 }
 
-START_TEST(fixture_views_match_the_digest)
+START_TEST(fixture_views_match_the_rust_course)
 {
     const size_t to32[2] = {3, 2};
     const size_t r_reads[6] = {0, 1, 2, 3, 4, 5}, t_reads[6] = {0, 3, 1, 4, 2, 5};
@@ -544,7 +544,7 @@ END_TEST
 Suite *ch09_tensor_views_suite(void)
 {
     const TTest *tests[] = {
-        fixture_views_match_the_digest,
+        fixture_views_match_the_rust_course,
         reshape_of_the_transpose_is_refused_and_a_copy_fixes_it,
         contiguity_rules,
         views_of_views_compose,

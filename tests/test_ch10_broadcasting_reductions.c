@@ -73,7 +73,7 @@ static int poisoned(const llm_tensor *t)
     return memcmp(t, &p, sizeof p) == 0;
 }
 
-START_TEST(fixture_matches_the_digest)
+START_TEST(fixture_matches_the_rust_course)
 {
     const size_t xs[2] = {2, 3}, bs[1] = {3}, s3[1] = {3}, s21[2] = {2, 1}, s2[1] = {2};
     const double y_want[6] = {11, 22, 33, 14, 25, 36}, sum_want[3] = {25, 47, 69};
@@ -671,7 +671,7 @@ END_TEST
 Suite *ch10_broadcasting_reductions_suite(void)
 {
     const TTest *tests[] = {
-        fixture_matches_the_digest,
+        fixture_matches_the_rust_course,
         broadcast_shapes_align_trailing_axes,
         incompatible_shapes_name_the_axis_and_both_extents,
         broadcast_shape_refuses_bad_arguments,

@@ -74,7 +74,7 @@ static int same_bits(double a, double b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
-/* --------------------------------------------------------- digest cases */
+/* --------------------------------------------------------- the Rust course's cases */
 
 START_TEST(square_at_three_gives_six_and_scores_candidates)
 {

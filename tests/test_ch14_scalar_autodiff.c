@@ -140,7 +140,7 @@ START_TEST(detach_cuts_the_edge_but_keeps_the_value)
 }
 END_TEST
 
-START_TEST(exp_of_tanh_matches_the_digest)
+START_TEST(exp_of_tanh_matches_the_rust_course)
 {
     llm_stape tape;
     size_t a, t, e;
@@ -486,7 +486,7 @@ Suite *ch14_scalar_autodiff_suite(void)
         the_seed_scales_every_adjoint,
         backward_from_an_inner_node_leaves_later_nodes_alone,
         detach_cuts_the_edge_but_keeps_the_value,
-        exp_of_tanh_matches_the_digest,
+        exp_of_tanh_matches_the_rust_course,
         local_derivatives_agree_with_central_differences,
         order_lists_each_node_before_its_operands,
         the_tape_grows_without_invalidating_ids,

@@ -68,7 +68,7 @@ static void fixture_free(fixture *f)
     llm_tensor_free(&f->seed);
 }
 
-START_TEST(the_fixture_matches_the_digest)
+START_TEST(the_fixture_matches_the_rust_course)
 {
     static const double mean[2] = {11, 18}, dx[6] = {4, 12, 4, 12, 10, 24},
                         db[3] = {16, 16, 34}, tv[6] = {1, 3, 5, 2, 4, 6};
@@ -1160,7 +1160,7 @@ END_TEST
 Suite *ch15_tensor_autodiff_core_suite(void)
 {
     const TTest *tests[] = {
-        the_fixture_matches_the_digest,
+        the_fixture_matches_the_rust_course,
         views_share_buffers_and_computed_values_own_theirs,
         keep_graph_twice_doubles_and_release_refuses_more,
         a_leaf_reached_by_several_paths_accumulates_every_edge,

@@ -1,5 +1,5 @@
 /* Chapter 16: matmul, lookup, nonlinearities, log-softmax and the fused loss
-   on the tensor tape: the digest's fixture, every VJP against central
+   on the tensor tape: the Rust course's fixture, every VJP against central
    differences on every coordinate, extreme inputs, refusals. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
@@ -58,7 +58,7 @@ static const double fix_w[4] = {1, -1, 1, -1};
 static const size_t fix_ids[4] = {1, 1, 1, 2}, fix_targets[4] = {0, 0, 0, 1};
 static const size_t s32[2] = {3, 2}, s22[2] = {2, 2}, four[1] = {4};
 
-START_TEST(fixture_matches_the_digest)
+START_TEST(fixture_matches_the_rust_course)
 {
     static const double dw[4] = {-0.25, 0.25, 0.25, -0.25};
     static const double de[6] = {0, 0, -0.375, -0.375, 0.125, 0.125};
@@ -803,7 +803,7 @@ END_TEST
 Suite *ch16_model_autodiff_ops_suite(void)
 {
     const TTest *tests[] = {
-        fixture_matches_the_digest,
+        fixture_matches_the_rust_course,
         fixture_logit_and_preactivation_gradients,
         matmul_vjps_for_every_flag_and_broadcast,
         gather_vjp_with_repeated_ids,

@@ -216,7 +216,7 @@ END_TEST
 
 /* ------------------------------------------------------------ forward -- */
 
-START_TEST(the_fixture_gives_the_digest_output)
+START_TEST(the_fixture_gives_the_rust_course_output)
 {
     const size_t shape[2] = {2, 2};
     llm_params ps;
@@ -717,7 +717,7 @@ Suite *ch20_swiglu_feed_forward_suite(void)
         init_refusals_touch_neither_layer_list_nor_generator,
         a_prefix_is_refused_exactly_when_a_name_would_exceed_63_characters,
         a_failure_on_the_third_tensor_rolls_back_the_first_two,
-        the_fixture_gives_the_digest_output,
+        the_fixture_gives_the_rust_course_output,
         leading_axes_are_kept_and_a_vector_is_one_row,
         an_empty_batch_gives_an_empty_output_and_no_gradient,
         a_transposed_view_as_input_gives_the_same_rows,

@@ -177,7 +177,7 @@ START_TEST(below_refusals_touch_nothing)
 }
 END_TEST
 
-START_TEST(the_fixture_shuffles_to_the_digest_order)
+START_TEST(the_fixture_shuffles_to_the_rust_course_order)
 {
     llm_window w[8];
     size_t n = cut(docs, 2, 2, w);
@@ -333,7 +333,7 @@ START_TEST(batch_count_and_span_refusals)
 }
 END_TEST
 
-START_TEST(the_fixture_batches_have_the_digest_shapes_and_tokens)
+START_TEST(the_fixture_batches_have_the_rust_course_shapes_and_tokens)
 {
     static const size_t in0[6] = {20, 21, 10, 11, 0, 20}, tg0[6] = {21, 1, 11, 12, 20, 21};
     static const size_t in1[4] = {0, 10, 11, 12}, tg1[4] = {10, 11, 12, 1};
@@ -558,14 +558,14 @@ Suite *ch21_mini_batches_suite(void)
         the_threshold_leaves_a_multiple_of_the_bound,
         below_is_unbiased_where_the_modulo_is_not,
         below_refusals_touch_nothing,
-        the_fixture_shuffles_to_the_digest_order,
+        the_fixture_shuffles_to_the_rust_course_order,
         the_shuffle_follows_the_specification,
         the_same_seed_replays_and_seeds_differ,
         every_window_exactly_once_and_every_order_appears,
         empty_and_single_lists_stay_as_they_are,
         batch_counts_and_spans,
         batch_count_and_span_refusals,
-        the_fixture_batches_have_the_digest_shapes_and_tokens,
+        the_fixture_batches_have_the_rust_course_shapes_and_tokens,
         windows_that_end_exactly_at_the_document_end_fit,
         batch_tokens_refusals_name_the_window_and_write_nothing,
         token_weighted_means_of_the_fixture,

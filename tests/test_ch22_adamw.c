@@ -72,7 +72,7 @@ static size_t snapshot(const llm_params *ps, const llm_adamw *opt, unsigned char
     return n;
 }
 
-START_TEST(fixture_step_matches_the_digest)
+START_TEST(fixture_step_matches_the_rust_course)
 {
     llm_params ps;
     llm_adamw opt;
@@ -847,7 +847,7 @@ END_TEST
 Suite *ch22_adamw_suite(void)
 {
     const TTest *tests[] = {
-        fixture_step_matches_the_digest,
+        fixture_step_matches_the_rust_course,
         a_frozen_parameter_gets_no_gradient_no_norm_and_no_update,
         zero_gradient_decays_3_to_2_97_and_leaves_a_gain_alone,
         bias_correction_at_steps_1_to_3,

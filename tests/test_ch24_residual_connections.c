@@ -63,7 +63,7 @@ static void block(fixture *f, int residual, const double *x, const double *g, do
     llm_tensor_free(&gt);
 }
 
-START_TEST(the_fixture_block_gives_the_digest_numbers)
+START_TEST(the_fixture_block_gives_the_rust_course_numbers)
 {
     static const double want_dw[4] = {2, 2, -1, -1};
     fixture f;
@@ -353,7 +353,7 @@ END_TEST
 Suite *ch24_residual_connections_suite(void)
 {
     const TTest *tests[] = {
-        the_fixture_block_gives_the_digest_numbers,
+        the_fixture_block_gives_the_rust_course_numbers,
         a_zero_branch_passes_x_and_the_gradient_bit_for_bit,
         a_cancelling_branch_passes_nothing,
         four_branches_deep_plain_and_residual,

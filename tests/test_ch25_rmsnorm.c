@@ -147,11 +147,11 @@ START_TEST(a_prefix_is_refused_exactly_when_the_name_would_exceed_63_characters)
 }
 END_TEST
 
-START_TEST(the_fixture_gives_the_digest_numbers)
+START_TEST(the_fixture_gives_the_rust_course_numbers)
 {
     fixture f;
     const size_t shape[1] = {2};
-    static const double want_n[2] = {0.848528, 1.131370};     /* the digest, 6 decimals */
+    static const double want_n[2] = {0.848528, 1.131370};     /* the Rust course, 6 decimals */
     static const double want_y[2] = {1.272792, 0.565685};
     static const double want_dx[2] = {0.407293, -0.305470};
     static const double want_dg[2] = {0.848528, -2.262741};
@@ -509,7 +509,7 @@ Suite *ch25_rmsnorm_suite(void)
         init_adds_a_gain_of_ones_without_decay,
         init_refusals_touch_neither_layer_nor_list,
         a_prefix_is_refused_exactly_when_the_name_would_exceed_63_characters,
-        the_fixture_gives_the_digest_numbers,
+        the_fixture_gives_the_rust_course_numbers,
         the_tape_matches_the_closed_form_gradient,
         every_input_and_gain_coordinate_passes_the_gradient_check,
         a_zero_row_is_finite_with_eps_and_refused_without,

@@ -32,7 +32,7 @@ static int qkv_marked(const llm_qkv *p)
 }
 
 /* A fresh list with the projections "attn" (D = 3, d_k = 2, seed 26)
-   holding the digest's weights. */
+   holding the Rust course's weights. */
 static void fixture_qkv(llm_params *ps, llm_qkv *qkv)
 {
     llm_rng rng;
@@ -285,7 +285,7 @@ static void projected_free(projected *r)
     llm_params_free(&r->ps);
 }
 
-START_TEST(the_fixture_gives_the_digest_projections)
+START_TEST(the_fixture_gives_the_rust_course_projections)
 {
     projected r;
     llm_tape *const tape = &r.tape;
@@ -695,7 +695,7 @@ Suite *ch26_qkv_projections_suite(void)
         init_refusals_touch_neither_projections_list_nor_generator,
         a_prefix_is_refused_exactly_when_a_name_would_exceed_63_characters,
         a_failure_on_the_value_rolls_back_query_and_key,
-        the_fixture_gives_the_digest_projections,
+        the_fixture_gives_the_rust_course_projections,
         one_projection_does_not_see_the_others_weights,
         leading_axes_are_kept_and_empty_axes_give_empty_outputs,
         every_weight_and_input_coordinate_passes_the_gradient_check,

@@ -206,7 +206,7 @@ static void fixture(llm_demo *d)
            llm_put(d, "scores_shared", llm_trim_rows(sh, 2, 2, 12)));
     llm_put(d, "score_11", llm_trim(sc[3], 12));
     match = memcmp(out, want, sizeof want) == 0;
-    printf("matches the digest: %s\n", llm_put(d, "digest_match", llm_yes(match)));
+    printf("matches the Rust course: %s\n", llm_put(d, "course_match", llm_yes(match)));
     llm_demo_check(d, match, "Q, K and V are the numbers worked by hand, bit for bit");
 }
 static void independence(llm_demo *d)
