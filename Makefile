@@ -48,7 +48,7 @@ TRACES    := $(addprefix $(B)/traces/ch,$(addsuffix .trace,$(SLUGS)))
 TEST_SRCS := $(sort $(wildcard tests/*.c))
 FIGS      := $(patsubst figures/%.tex,%,$(sort $(wildcard figures/ch[0-9][0-9]-*.tex)))
 LANGS     := en ru
-PAGES     := $(SLUGS) identifiers index
+PAGES     := $(SLUGS) identifiers glossary index
 
 .PHONY: all build deps tangle lib demos reports unit figures html pdf bench \
         check check-reports check-portable check-valgrind check-parity \
@@ -159,11 +159,18 @@ check-portable:
 	@$(MAKE) -s --no-print-directory B=build/alt/clang-O0 CC=clang OPT=-O0 check-reports
 	@$(MAKE) -s --no-print-directory B=build/alt/gcc-O3 CC=gcc OPT=-O3 check-reports
 
+# Each demo runs under valgrind again only when its binary changed
+# (tools/once.sh keeps a stamp per demo); two run at a time.
+VALGRIND := valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all
 check-valgrind: $(DEMOS)
-	@for s in $(SLUGS); do \
-	  valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=all \
-	    $(B)/bin/ch$$s --trace /dev/null > /dev/null || { echo "valgrind: ch$$s"; exit 1; }; \
-	done
+	@printf '%s\n' $(SLUGS) | xargs -P 2 -I{} sh -c \
+	  'tools/once.sh $(B)/stamps/valgrind/ch{} $(B)/bin/ch{} -- \
+	     $(VALGRIND) $(B)/bin/ch{} --trace /dev/null > /dev/null || { echo "valgrind: ch{}"; exit 1; }' \
+	  | grep -v 'not run again' || true; \
+	n=$$(ls $(B)/stamps/valgrind 2>/dev/null | wc -l); \
+	for s in $(SLUGS); do [ -f $(B)/stamps/valgrind/ch$$s ] || { echo "valgrind: ch$$s failed"; exit 1; }; done; \
+	echo "valgrind: $$n demos clean"
+
 
 # ------------------------------------------------------------- benchmarks --
 # tangled/bench/*.c are timing programs (make bench, not part of make check):
@@ -190,7 +197,8 @@ $(B)/bin/hostile-san: tests/hostile/hostile.c $(B)/san/libllm.a
 	$(CC) $(ALL_CFLAGS) $(SAN) -MF $(B)/dep/hostile.d $< $(B)/san/libllm.a -lm -o $@
 
 check-hostile: $(B)/bin/hostile-san
-	@env $(SAN_ENV) $(B)/bin/hostile-san $(HOSTILE_CASES) $(HOSTILE_SEED)
+	@tools/once.sh $(B)/stamps/hostile $(B)/bin/hostile-san -- \
+	  env $(SAN_ENV) $(B)/bin/hostile-san $(HOSTILE_CASES) $(HOSTILE_SEED)
 
 # ---------------------------------------------------------- mutation tests --
 # tools/mutants.txt lists single-point changes of tangled/src; each is built
@@ -237,9 +245,11 @@ define figure_rules
 $(B)/figures/$(1)/%.pdf: figures/%.tex book/figure-preamble.tex tools/figure.sh
 	@tools/figure.sh $(1) $$< $$@ $(B)
 
+# The SVG comes from the XDV tools/figure.sh writes next to the PDF: text
+# stays text, in the book's fonts embedded as WOFF2.
 $(B)/html/$(1)/figures/%.svg: $(B)/figures/$(1)/%.pdf
 	@mkdir -p $$(@D)
-	dvisvgm --pdf --no-fonts --exact-bbox -v0 -o $$@ $$<
+	@dvisvgm --font-format=woff2 --exact-bbox -v0 -o $$@ $$(<:.pdf=.xdv) > $$@.log 2>&1 || { cat $$@.log >&2; exit 1; }; rm -f $$@.log
 endef
 $(foreach l,$(LANGS),$(eval $(call figure_rules,$(l))))
 
@@ -249,7 +259,8 @@ $(B)/figures/data/%.tex: $(B)/traces/%.trace tools/trace2tex.awk
 	awk -f tools/trace2tex.awk $< > $@
 
 PANDOC_HTML = pandoc --from markdown --to html5 --standalone --mathml --highlight-style=tango \
-  --template book/template.html --lua-filter tools/book.lua \
+  --template book/template.html --lua-filter tools/book.lua --lua-filter tools/web.lua \
+  -M iddefs=$(B)/weave/html-$(1)/iddefs.md -M searchdir=$(B)/search/$(1) \
   --metadata-file book/metadata.yaml -M lang=$(1) -M tracedir=$(B)/traces \
   -M figdir=figures -M figext=svg -M figcheck=$(B)/html/$(1)/figures -M reportdir=$(B)/reports
 
@@ -294,6 +305,14 @@ $(B)/html/$(1)/identifiers.html: $(B)/weave/html-$(1)/identifiers.md tools/book.
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=identifiers -o $$@ $$<
 
+$(B)/html/$(1)/glossary.html: $(B)/weave/glossary-$(1).md tools/book.lua book/template.html book/metadata.yaml
+	@mkdir -p $$(@D)
+	$(call PANDOC_HTML,$(1)) -M slug=glossary -M title-en="Glossary" -M title-ru="Словарь терминов" -o $$@ $$<
+
+$(B)/weave/glossary-$(1).md: book/glossary.txt tools/glossary.awk
+	@mkdir -p $$(@D)
+	awk -f tools/glossary.awk -v page=$(1) book/glossary.txt > $$@
+
 $(B)/weave/front-$(1).md: book/front.md tools/edition.awk
 	@mkdir -p $$(@D)
 	awk -f tools/edition.awk -v lang=$(1) book/front.md > $$@
@@ -306,6 +325,22 @@ $(B)/html/$(1)/index.html: $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md 
 $(B)/html/$(1)/style.css: book/style.css
 	@mkdir -p $$(@D)
 	cp $$< $$@
+
+# tools/web.lua: math, links from prose to the identifiers' definitions, a
+# page's contents, and its part of the search index ($(B)/search/LANG/PAGE.js,
+# written with the page and joined into search-index.js for book/search.js)
+$(foreach p,$(PAGES),$(B)/html/$(1)/$(p).html): tools/web.lua $(B)/weave/html-$(1)/iddefs.md
+
+$(B)/html/$(1)/search.html: book/search.md tools/book.lua tools/web.lua book/template.html book/metadata.yaml
+	@mkdir -p $$(@D)
+	$(call PANDOC_HTML,$(1)) -M slug=search -M title-en="Search" -M title-ru="Поиск" -o $$@ $$<
+
+$(B)/html/$(1)/search.js: book/search.js
+	@mkdir -p $$(@D)
+	cp $$< $$@
+
+$(B)/html/$(1)/search-index.js: $(foreach p,$(PAGES),$(B)/html/$(1)/$(p).html)
+	@{ printf 'window.SEARCH_INDEX = [\n'; cat $(foreach p,$(PAGES),$(B)/search/$(1)/$(p).js); printf '];\n'; } > $$@
 endef
 $(foreach l,$(LANGS),$(eval $(call html_rules,$(l))))
 
@@ -316,14 +351,15 @@ $(B)/html/index.html: book/landing.html tools/landing.sh $(foreach l,$(LANGS),$(
 	@mkdir -p $(@D)
 	tools/landing.sh $< $(B)/html $(SLUGS) > $@
 
-html: $(B)/html/index.html $(foreach l,$(LANGS),$(foreach p,$(PAGES),$(B)/html/$(l)/$(p).html) $(B)/html/$(l)/style.css)
+html: $(B)/html/index.html $(foreach l,$(LANGS),$(foreach p,$(PAGES) search,$(B)/html/$(l)/$(p).html) \
+        $(B)/html/$(l)/style.css $(B)/html/$(l)/search.js $(B)/html/$(l)/search-index.js)
 
 # --------------------------------------------------------------------- pdf --
 define pdf_rules
-$(B)/html/book-$(1).pdf: $(B)/weave/front-$(1).md $(TRACES) \
+$(B)/html/book-$(1).pdf: $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(TRACES) \
     $(addprefix $(B)/weave/pdf-$(1)/,$(addsuffix .md,$(SLUGS) identifiers)) \
     $(addprefix $(B)/figures/$(1)/,$(addsuffix .pdf,$(FIGS))) \
-    tools/book.lua tools/pdf.sh book/metadata.yaml book/header.tex
+    tools/book.lua tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
 	@tools/pdf.sh $(1) $(B) $$@ $(SLUGS)
 endef
 $(foreach l,$(LANGS),$(eval $(call pdf_rules,$(l))))
@@ -334,19 +370,28 @@ pdf: $(foreach l,$(LANGS),$(B)/html/book-$(l).pdf)
 # ------------------------------------------------------------------- check --
 check-parity:
 	@awk -f tools/parity.awk $(CHAPTERS) book/front.md
+	@awk -f tools/glossary.awk book/glossary.txt $(CHAPTERS) book/front.md
+	@awk -f tools/chapter-refs.awk $(CHAPTERS) book/front.md
 
 check-site: html pdf
 	@tools/check-site.sh $(B)/html
 
+# make check prints each stage's time and the whole run's. After an edit,
+# the stages that run binaries (unit tests, sanitizers, the hostile caller,
+# valgrind) re-run only for binaries whose bytes changed, html and pdf
+# rebuild only what the edit touched, and the browser opens again only the
+# pages that changed; a check from clean runs everything.
 check:
+	@date +%s.%N > $(B)/.check-start 2>/dev/null || { mkdir -p $(B); date +%s.%N > $(B)/.check-start; }
 	@tools/install-deps.sh
 	@tools/stage tangle     tools/check-tangle.sh $(B)/tangle-check $(CHAPTERS)
 	@tools/stage parity     $(MAKE) --no-print-directory check-parity
 	@tools/stage build      $(MAKE) -s --no-print-directory lib demos $(B)/bin/unit-tests $(B)/bin/unit-tests-san $(B)/bin/hostile-san
 	@tools/stage layers     $(MAKE) -s --no-print-directory check-layers
 	@tools/stage stages     tools/check-stages.sh
-	@tools/stage unit       $(B)/bin/unit-tests
-	@tools/stage unit-asan  env $(SAN_ENV) $(B)/bin/unit-tests-san
+	@tools/stage unit       tools/once.sh $(B)/stamps/unit $(B)/bin/unit-tests -- $(B)/bin/unit-tests
+	@tools/stage unit-asan  tools/once.sh $(B)/stamps/unit-asan $(B)/bin/unit-tests-san -- \
+	                          tools/shards.sh 2 env $(SAN_ENV) $(B)/bin/unit-tests-san
 	@tools/stage hostile    $(MAKE) -s --no-print-directory check-hostile
 	@tools/stage reports    $(MAKE) --no-print-directory check-reports
 	@tools/stage portable   $(MAKE) --no-print-directory check-portable
@@ -354,7 +399,7 @@ check:
 	@tools/stage html       $(MAKE) -s --no-print-directory html
 	@tools/stage pdf        $(MAKE) -s --no-print-directory pdf
 	@tools/stage browser    tools/check-site.sh $(B)/html
-	@echo "make check: all stages passed"
+	@echo "make check: all stages passed in $$(awk -v s=$$(cat $(B)/.check-start) -v e=$$(date +%s.%N) 'BEGIN { printf "%.1f", e - s }') s"
 
 clean:
 	rm -rf build

@@ -111,6 +111,64 @@ local function cell_blocks(text)
   return { pandoc.Plain(doc.blocks[1].content) }
 end
 
+-- The noun after a count, in the edition's grammar: noun="one|other" in
+-- English, noun="one|few|many" in Russian (1 параметр, 2 параметра,
+-- 5 параметров; 21 параметр, 12 параметров). A value that is not a whole
+-- number takes the plural in English and the genitive singular (the "few"
+-- form) in Russian: 2.5 параметра.
+function noun_form(value, forms, chapter)
+  local f = {}
+  for w in (forms .. '|'):gmatch('([^|]*)|') do f[#f + 1] = w end
+  local want = (lang == 'ru') and 3 or 2
+  if #f ~= want then
+    fail(chapter .. ': noun="' .. forms .. '" needs ' .. want .. ' forms separated by | in the ' ..
+         lang .. ' edition')
+  end
+  local n = tonumber(value)
+  if n == nil then fail(chapter .. ': noun="' .. forms .. '" follows a value that is not a number: ' .. value) end
+  local whole = (n == math.floor(n)) and math.abs(n) < 2^53
+  if lang ~= 'ru' then return (whole and math.abs(n) == 1) and f[1] or f[2] end
+  if not whole then return f[2] end
+  local m10, m100 = math.abs(n) % 10, math.abs(n) % 100
+  if m10 == 1 and m100 ~= 11 then return f[1] end
+  if m10 >= 2 and m10 <= 4 and (m100 < 12 or m100 > 14) then return f[2] end
+  return f[3]
+end
+
+-- The chapters present, by number: CHAPTERS['08'] = '08-tensor-storage'.
+local CHAPTERS = nil
+local function chapters()
+  if CHAPTERS then return CHAPTERS end
+  CHAPTERS = {}
+  local ls = io.popen('ls chapters')
+  for name in ls:lines() do
+    local slug = name:match('^(%d%d%-[%w%-]+)%.nw$')
+    if slug then CHAPTERS[slug:sub(1, 2)] = slug end
+  end
+  ls:close()
+  return CHAPTERS
+end
+
+-- A reference to a chapter is written [chapter 22](ch:22) or, to one of its
+-- sections, [chapter 8, "The shape of a demo"](ch:08#demo-shape). It becomes
+-- a link to the chapter's page (HTML) or place (print); a chapter that is
+-- not written yet is named without a link (tools/chapter-refs.sh lists them).
+local function chapter_link(el)
+  local n, id = el.target:match('^ch:(%d%d)#?(.*)$')
+  if not n then
+    if el.target == 'glossary.html' and FORMAT == 'latex' then
+      el.target = '#glossary'
+      return el
+    end
+    return nil
+  end
+  local slug = chapters()[n]
+  if not slug then return pandoc.Span(el.content, pandoc.Attr('', { 'chapter-ahead' })) end
+  -- in print, one_document turns this into a link inside the book
+  el.target = slug .. '.html' .. ((id ~= '') and ('#' .. id) or '')
+  return el
+end
+
 local function has_class(el, class)
   for _, c in ipairs(el.classes) do
     if c == class then return true end
@@ -122,7 +180,12 @@ local function chapter_filter(chapter)
   return {
     Span = function(el)
       if has_class(el, 'tv') then
-        return pandoc.Str(localize(lookup(chapter, pandoc.utils.stringify(el.content))))
+        local v = lookup(chapter, pandoc.utils.stringify(el.content))
+        local noun = el.attributes['noun']
+        if noun then
+          return { pandoc.Str(localize(v)), pandoc.Str('\u{00A0}' .. noun_form(v, noun, chapter)) }
+        end
+        return pandoc.Str(localize(v))
       end
     end,
     Math = function(el)
@@ -130,6 +193,14 @@ local function chapter_filter(chapter)
       return el
     end,
     Div = function(el)
+      if has_class(el, 'predictions') then
+        -- the answers to the chapter's opening questions, given with the
+        -- evidence that settles them
+        local title = (lang == 'ru') and 'Проверка предсказаний' or 'The predictions, checked'
+        table.insert(el.content, 1, pandoc.Header(3, { pandoc.Str(title) },
+                                                  pandoc.Attr('predictions', { 'unnumbered' })))
+        return el
+      end
       if has_class(el, 'report') then
         -- the demo's frozen report, as the reader would see it printed
         local path = REPORTDIR .. '/' .. chapter .. '.txt'
@@ -176,6 +247,13 @@ local function chapter_filter(chapter)
         if not f then fail(chapter .. ': no figure ' .. check) end
         f:close()
         el.src = path
+        -- on the web, a figure can be opened on its own, at any size
+        if figext == 'svg' then
+          local label = (lang == 'ru') and 'открыть рисунок отдельно' or 'open the figure on its own'
+          el.caption[#el.caption + 1] = pandoc.Space()
+          el.caption[#el.caption + 1] = pandoc.Link({ pandoc.Str('⤢ ' .. label) }, path, '',
+                                                    pandoc.Attr('', { 'figure-open' }))
+        end
         return el
       end
     end,
@@ -247,6 +325,9 @@ function Pandoc(doc)
       return {}
     end,
   })
+
+  -- references to chapters
+  body = pandoc.walk_block(body, { Link = chapter_link })
 
   -- in print, the cross-references under a chunk are set small
   if FORMAT == 'latex' then
@@ -321,6 +402,16 @@ function Pandoc(doc)
       end
       b = pandoc.walk_block(b, chapter_filter(b.attributes['trace']))
       if FORMAT == 'latex' then b = pandoc.walk_block(b, one_document(b.identifier)) end
+    elseif FORMAT == 'latex' then
+      -- the front matter's links to chapters
+      b = pandoc.walk_block(b, { Link = function(el)
+        local page, id = el.target:match('^(%d%d%-[%w%-]+)%.html#?(.*)$')
+        if page then
+          el.target = '#ch' .. page .. ((id ~= '' and not id:match('^NW')) and ('--' .. id) or '')
+          if id:match('^NW') then el.target = '#' .. id end
+          return el
+        end
+      end })
     end
     blocks[#blocks + 1] = b
   end
@@ -345,6 +436,18 @@ function Pandoc(doc)
                           pandoc.Attr('', { 'table' }))
       end,
       -- and so does display math (MathML's own box does not scroll)
+      -- the answers to the exercises are folded away until the reader
+      -- opens them
+      Div = function(el)
+        if has_class(el, 'exercise-answer') then
+          local label = (lang == 'ru') and 'Показать ответы' or 'Show the answers'
+          local out = { pandoc.RawBlock('html', '<details class="exercise-answers"><summary>' ..
+                                        label .. '</summary>') }
+          for _, b in ipairs(el.content) do out[#out + 1] = b end
+          out[#out + 1] = pandoc.RawBlock('html', '</details>')
+          return pandoc.Div(out, el.attr)
+        end
+      end,
       Math = function(m)
         if m.mathtype == 'DisplayMath' then
           return pandoc.Span({ m }, pandoc.Attr('', { 'display-math' }))

@@ -9,12 +9,22 @@
 // scrolling. On the identifier index, the letter jumps reach a heading per
 // letter, every entry has an anchor of its own and sits under its letter,
 // and the public interface comes before the library's internal names.
+// What reading a literate program needs: every chunk reference in a chunk's
+// code is a link that reaches a chunk; every chapter page has its contents,
+// whose links reach its headings and list every section, and every page
+// links to the identifier index and has the search form; the search page of
+// each edition loads its index and finds known words (and an identifier's
+// index entry), with results that reach existing pages and anchors. Math:
+// every accent (\hat, \tilde, \bar) is a spacing character, not a combining
+// one, and is drawn: its box has a size, lies over its base and makes the
+// formula taller than the base alone.
 // Results go into <pre id="result">, one line each, and the line DONE at the
 // end; tools/check-site.sh reads them.
 'use strict';
 
 const out = [];
 let failures = 0, nlinks = 0, nimages = 0, nmath = 0, nnarrow = 0, nentries = 0;
+let nchunkrefs = 0, ntoc = 0, naccents = 0, nsearch = 0;
 const PHONE_WIDTH = 390;      // CSS pixels: a phone held upright
 const LINE_LENGTH = 88;       // characters: the book's longest code line
 const docs = new Map();
@@ -104,6 +114,15 @@ async function checkPage(page) {
   }
 
   if (isChapter) checkLineLength(page, doc);
+  if (isChapter) checkChunkRefs(page, doc);
+  if (isChapter) checkContents(page, doc);
+  checkAccents(page, doc);
+  if (/^(en|ru)\//.test(page)) {
+    const idx = doc.querySelector('nav.top a.index-link');
+    if (!idx || new URL(idx.getAttribute('href'), url).pathname.split('/').pop() !== 'identifiers.html')
+      fail(page, 'no link to the identifier index');
+    if (!doc.querySelector('nav.top form.search input[name="q"]')) fail(page, 'no search form');
+  }
   if (kind === 'identifiers') checkIndex(page, doc);
 
   const sw = doc.querySelector('a.lang-switch');
@@ -138,6 +157,98 @@ function checkLineLength(page, doc) {
     }
   }
   probe.remove();
+}
+
+// Every chunk reference in the code of a chunk is a link to a chunk (the
+// link check above proves the anchor exists; this one that it is a chunk's,
+// and that no reference is left as text).
+function checkChunkRefs(page, doc) {
+  for (const code of doc.querySelectorAll('div.chunk pre code')) {
+    for (const a of code.querySelectorAll('a.chunk-ref')) {
+      nchunkrefs++;
+      const href = a.getAttribute('href') || '';
+      if (!/^([0-9][0-9]-[a-z0-9-]+\.html)?#NW/.test(href)) fail(page, 'a chunk reference links to ' + href);
+      else if (href.startsWith('#')) {
+        const t = doc.getElementById(decodeURIComponent(href.slice(1)));
+        if (!t || !t.classList.contains('chunk')) fail(page, 'a chunk reference reaches no chunk: ' + href);
+      }
+    }
+    const rest = code.cloneNode(true);
+    for (const a of rest.querySelectorAll('a.chunk-ref')) a.remove();
+    const left = rest.textContent.match(/⟨[^⟩\n]* [0-9]+[a-z]+⟩/);
+    if (left) fail(page, 'a chunk reference that is not a link: ' + left[0]);
+  }
+}
+
+// A chapter page's contents: links to its headings, one per numbered
+// section, and none to a place that is not a heading's.
+function checkContents(page, doc) {
+  const links = doc.querySelectorAll('nav.page-toc a[href^="#"]');
+  if (links.length === 0) { fail(page, 'a chapter page without its contents'); return; }
+  const listed = new Set();
+  for (const a of links) {
+    ntoc++;
+    const id = decodeURIComponent(a.getAttribute('href').slice(1));
+    const t = doc.getElementById(id);
+    const h = t && (/^H[1-6]$/.test(t.tagName) ? t : t.querySelector(':scope > h2, :scope > h3'));
+    if (!h) fail(page, 'the contents link to ' + id + ', which is no heading');
+    listed.add(id);
+  }
+  for (const h of doc.querySelectorAll('main h2')) {
+    const id = h.id || (h.parentElement.tagName === 'SECTION' ? h.parentElement.id : '');
+    if (id && !listed.has(id)) fail(page, 'the contents do not list the section ' + id);
+  }
+}
+
+// An accent is drawn over its base: a spacing character (Chromium draws a
+// combining one at no width, and may lose it), with a box of its own above
+// the base, and the formula is taller with it than the base alone.
+function checkAccents(page, doc) {
+  for (const mv of doc.querySelectorAll('mover')) {
+    const acc = mv.lastElementChild, base = mv.firstElementChild;
+    if (!acc || !base || acc.tagName.toLowerCase() !== 'mo' || mv.children.length !== 2) continue;
+    const isAccent = mv.getAttribute('accent') === 'true' || acc.getAttribute('accent') === 'true';
+    if (!isAccent) continue;
+    naccents++;
+    const tex = (mv.closest('math').querySelector('annotation') || {}).textContent || '';
+    const what = ' (' + tex.slice(0, 40) + ')';
+    if (/[\u0300-\u036f\u20d0-\u20ff]/.test(acc.textContent)) { fail(page, 'a combining accent' + what); continue; }
+    if (mv.getAttribute('accent') !== 'true') { fail(page, 'an accent set as a limit, not an accent' + what); continue; }
+    const a = acc.getBoundingClientRect(), b = base.getBoundingClientRect(), m = mv.getBoundingClientRect();
+    if (b.width === 0 && b.height === 0) continue;     // not laid out (a folded answer)
+    if (a.width <= 0 || a.height <= 0) fail(page, 'an accent that is not drawn' + what);
+    else if (a.bottom > b.top + 0.5 * b.height || a.right < b.left || a.left > b.right)
+      fail(page, 'an accent not over its base' + what);
+    else if (m.height <= b.height + 0.5) fail(page, 'an accent that adds no height to its base' + what);
+  }
+}
+
+// The search page of an edition finds a known word, with results that reach
+// existing pages and anchors, and an identifier's entry in the index.
+async function checkSearch(page) {
+  const lang = page.split('/')[0];
+  const queries = [['softmax', null], ['llm_tensor_check', 'identifiers.html#id-llm_tensor_check'],
+                   [lang === 'ru' ? 'градиент' : 'gradient', null]];
+  for (const [q, want] of queries) {
+    const url = new URL(page + '?q=' + encodeURIComponent(q), location.href).href;
+    const frame = await openFrame(url);
+    const doc = frame.contentDocument, win = frame.contentWindow;
+    if (!win.SEARCH_INDEX || win.SEARCH_INDEX.length === 0) { fail(page, 'the search index did not load'); frame.remove(); return; }
+    const hits = [...doc.querySelectorAll('#search-results li > a[href]')];
+    nsearch++;
+    if (hits.length === 0) fail(page, 'the search finds nothing for ' + q);
+    if (want && !hits.slice(0, 3).some((a) => a.getAttribute('href') === want))
+      fail(page, 'the search for ' + q + ' does not give ' + want + ' first');
+    for (const a of hits.slice(0, 20)) {
+      const target = new URL(a.getAttribute('href'), url);
+      const tdoc = await parsed(target.href.split('#')[0]);
+      if (!tdoc) fail(page, 'a search result reaches no page: ' + a.getAttribute('href'));
+      else if (target.hash && !tdoc.getElementById(decodeURIComponent(target.hash.slice(1))))
+        fail(page, 'a search result reaches no anchor: ' + a.getAttribute('href'));
+      else if (tdoc.documentElement.lang !== lang) fail(page, 'a search result in another edition: ' + a.getAttribute('href'));
+    }
+    frame.remove();
+  }
 }
 
 // The letter an entry of the index is under: its name without the prefix
@@ -217,14 +328,20 @@ async function checkNarrow(page) {
   for (const page of window.PAGES) {
     try { await checkPage(page); } catch (e) { fail(page, 'exception ' + e); }
     try { await checkNarrow(page); } catch (e) { fail(page, 'exception at ' + PHONE_WIDTH + ' px: ' + e); }
+    if (/^(en|ru)\/search\.html$/.test(page))
+      try { await checkSearch(page); } catch (e) { fail(page, 'exception in the search: ' + e); }
   }
+  for (const l of ['en', 'ru'])
+    if (!window.PAGES.includes(l + '/search.html')) fail('site', 'no search page in ' + l);
   // every chapter page of both editions was seen at a phone's width
   const chapters = window.PAGES.filter((p) => /^(en|ru)\/\d\d-/.test(p));
   if (chapters.filter((p) => p.startsWith('en/')).length === 0 ||
       chapters.filter((p) => p.startsWith('ru/')).length === 0)
     fail('site', 'no chapter pages of one edition');
   out.push('pages=' + window.PAGES.length + ' links=' + nlinks + ' images=' + nimages +
-           ' math=' + nmath + ' narrow=' + nnarrow + ' index-entries=' + nentries + ' failures=' + failures);
+           ' math=' + nmath + ' narrow=' + nnarrow + ' index-entries=' + nentries +
+           ' chunk-refs=' + nchunkrefs + ' contents-links=' + ntoc + ' accents=' + naccents +
+           ' searches=' + nsearch + ' failures=' + failures);
   out.push('DONE');
   document.getElementById('result').textContent = out.join('\n');
 })();

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Compiles one figure for one edition: figures/chNN-name.tex -> PDF.
+# Compiles one figure for one edition: figures/chNN-name.tex -> PDF (print)
+# and XDV (for the web's SVG, see the Makefile).
 #
 # Usage: tools/figure.sh LANG figures/chNN-name.tex OUT.pdf BUILDDIR
 # The figure sees \booklang (en or ru), the book's figure preamble and its
@@ -14,10 +15,22 @@ data=$(ls "$b"/figures/data/"$chap"-*.tex 2>/dev/null | head -1)
 work="$b/figures/work/$lang/$name"
 mkdir -p "$work" "$(dirname "$pdf")"
 top=$(pwd)
+case $data in /*) ;; *) data="$top/$data" ;; esac
 if ! (cd "$work" && TEXINPUTS="$top/book:$top/figures:" xelatex -interaction=nonstopmode -halt-on-error \
-      -jobname="$name" "\\def\\booklang{$lang}\\def\\tracedata{$top/$data}\\input{$top/$src}" > build.log 2>&1); then
+      -jobname="$name" "\\def\\booklang{$lang}\\def\\tracedata{$data}\\input{$top/$src}" > build.log 2>&1); then
   echo "figure.sh: $src ($lang) failed:" >&2
   grep -A3 '^!' "$work/build.log" >&2 || tail -20 "$work/build.log" >&2
   exit 1
 fi
+# The web's copy: the same figure through TikZ's dvisvgm driver to XDV, which
+# dvisvgm turns into an SVG whose text stays text (fonts embedded as WOFF2)
+# -- OUT.xdv next to OUT.pdf, written first, so never older than it.
+if ! (cd "$work" && TEXINPUTS="$top/book:$top/figures:" xelatex -no-pdf -interaction=nonstopmode -halt-on-error \
+      -jobname="$name-svg" "\\def\\pgfsysdriver{pgfsys-dvisvgm.def}\\def\\booklang{$lang}\\def\\tracedata{$data}\\input{$top/$src}" \
+      > build-svg.log 2>&1); then
+  echo "figure.sh: $src ($lang, for SVG) failed:" >&2
+  grep -A3 '^!' "$work/build-svg.log" >&2 || tail -20 "$work/build-svg.log" >&2
+  exit 1
+fi
+cp "$work/$name-svg.xdv" "${pdf%.pdf}.xdv"
 cp "$work/$name.pdf" "$pdf"

@@ -66,6 +66,14 @@ function link(label) {
   return "#" label
 }
 
+# pdf mode: the page of a chunk (tools/print.lua labels every chunk), for
+# the index in print: " p. 123"
+function page_of(label) {
+  if (mode != "pdf" || !(label in label_num))
+    return ""
+  return "\302\240" (lang == "ru" ? "с." : "p.") "\302\240`\\pageref*{" label "}`{=latex}"
+}
+
 function ref(label) {
   if (!(label in label_num))
     return "?"
@@ -92,6 +100,15 @@ BEGIN {
             "fprintf snprintf vsnprintf puts putchar memcpy memset memcmp " \
             "memmove strlen strcmp malloc calloc realloc free exp log sqrt fabs", w, " ")
   for (i = 1; i <= n; i++) c_name_of_c[w[i]] = 1
+  # the classes of C's words in pandoc's highlighting (tango)
+  n = split("return if for case else while do break continue switch default goto", w, " ")
+  for (i = 1; i <= n; i++) c_class[w[i]] = "cf"
+  n = split("sizeof struct typedef enum extern union inline _Static_assert _Alignof _Generic", w, " ")
+  for (i = 1; i <= n; i++) c_class[w[i]] = "kw"
+  n = split("const static auto register volatile restrict signed unsigned char short int long " \
+            "float double void _Bool bool size_t ptrdiff_t uintptr_t intptr_t va_list FILE " \
+            "int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t", w, " ")
+  for (i = 1; i <= n; i++) c_class[w[i]] = "dt"
 }
 
 # ---------------------------------------------------------------- pass 1 --
@@ -296,6 +313,132 @@ function close_chapter() {
   outfile = ""
 }
 
+# ------------------------------------------------------ C, read as C sees it --
+# Where a use of an identifier stands: in code, or in a comment or a string
+# (finduses marks names everywhere; the Uses line names only the uses in
+# code). cs: 0 code, 1 line comment, 2 block comment, 3 string, 4 character.
+function c_scan(t,    i, n, ch) {
+  n = length(t)
+  for (i = 1; i <= n; i++) {
+    ch = substr(t, i, 1)
+    if (cs == 0) {
+      if (ch == "/" && substr(t, i + 1, 1) == "/") { cs = 1; i++ }
+      else if (ch == "/" && substr(t, i + 1, 1) == "*") { cs = 2; i++ }
+      else if (ch == "\"") cs = 3
+      else if (ch == "'") cs = 4
+    } else if (cs == 2) {
+      if (ch == "*" && substr(t, i + 1, 1) == "/") { cs = 0; i++ }
+    } else if (cs == 3 || cs == 4) {
+      if (ch == "\\") i++
+      else if ((cs == 3 && ch == "\"") || (cs == 4 && ch == "'")) cs = 0
+    }
+  }
+}
+
+# HTML mode: a code line as HTML, highlighted as pandoc's tango style does
+# (the same span classes: kw, cf, dt, dv, fl, bn, st, sc, ch, co, pp, im,
+# op), with every chunk reference (written \001k\002 in the line) a link to
+# the chunk's definition. hb: a block comment is open; hp: a preprocessor
+# line goes on. The text of the line is unchanged.
+function h_esc(t) {
+  gsub(/&/, "\\&amp;", t); gsub(/</, "\\&lt;", t); gsub(/>/, "\\&gt;", t)
+  return t
+}
+
+function h_add(cls, t) {
+  if (cls != h_cls) {
+    if (h_buf != "") h_out = h_out (h_cls == "" ? h_esc(h_buf) : "<span class=\"" h_cls "\">" h_esc(h_buf) "</span>")
+    h_buf = ""
+    h_cls = cls
+  }
+  h_buf = h_buf t
+}
+
+function h_chunkref(k) {
+  h_add("-", "")
+  h_out = h_out "<a class=\"chunk-ref\" href=\"" h_esc(link(ref_label[k])) "\">⟨" h_esc(ref_name[k]) \
+          " <span class=\"chunk-num\">" (ref_label[k] in label_num ? label_num[ref_label[k]] : "?") "</span>⟩</a>"
+}
+
+function h_line(s,    i, n, ch, w, q, cls, e) {
+  h_out = ""; h_buf = ""; h_cls = ""
+  n = length(s)
+  i = 1
+  if (!hb && !hp && match(s, /^[ \t]*#[ \t]*[a-z]*/)) {
+    h_add("", substr(s, 1, index(s, "#") - 1))
+    if (match(s, /^[ \t]*#[ \t]*include[ \t]*/)) {
+      h_add("pp", substr(s, index(s, "#"), RSTART + RLENGTH - index(s, "#")))
+      i = RSTART + RLENGTH
+      if (match(substr(s, i), /^(<[^>]*>|"[^"]*")/)) {
+        h_add("im", substr(s, i, RLENGTH))
+        i += RLENGTH
+      }
+    } else {
+      hp = 1
+      i = index(s, "#")
+    }
+  }
+  while (i <= n) {
+    ch = substr(s, i, 1)
+    if (ch == "\001") {
+      e = index(substr(s, i), "\002")
+      h_chunkref(substr(s, i + 1, e - 2) + 0)
+      i += e
+      continue
+    }
+    if (hb) {
+      if (ch == "*" && substr(s, i + 1, 1) == "/") { h_add("co", "*/"); hb = 0; i += 2 }
+      else { h_add("co", ch); i++ }
+      continue
+    }
+    if (ch == "/" && substr(s, i + 1, 1) == "*") { h_add("co", "/*"); hb = 1; i += 2; continue }
+    if (ch == "/" && substr(s, i + 1, 1) == "/") {
+      # to the end of the line, chunk references still links
+      while (i <= n && substr(s, i, 1) != "\001") { h_add("co", substr(s, i, 1)); i++ }
+      continue
+    }
+    if (hp) {
+      h_add("pp", ch); i++
+      continue
+    }
+    if (ch == "\"" || ch == "'") {
+      cls = (ch == "\"") ? "st" : "ch"
+      h_add(cls, ch); i++
+      while (i <= n) {
+        q = substr(s, i, 1)
+        if (q == "\001") break
+        if (q == "\\") { h_add(cls == "st" ? "sc" : "ch", substr(s, i, 2)); i += 2; continue }
+        h_add(cls, q); i++
+        if (q == ch) break
+      }
+      continue
+    }
+    if (ch ~ /[A-Za-z_]/) {
+      match(substr(s, i), /^[A-Za-z_][A-Za-z0-9_]*/)
+      w = substr(s, i, RLENGTH)
+      h_add((w in c_class) ? c_class[w] : "", w)
+      i += RLENGTH
+      continue
+    }
+    if (ch ~ /[0-9]/ || (ch == "." && substr(s, i + 1, 1) ~ /[0-9]/)) {
+      if (match(substr(s, i), /^0[xX][0-9A-Fa-f]+[uUlL]*/)) cls = "bn"
+      else {
+        match(substr(s, i), /^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?[uUlLfF]*/)
+        w = substr(s, i, RLENGTH)
+        cls = (w ~ /[.eE]/) ? "fl" : "dv"
+      }
+      h_add(cls, substr(s, i, RLENGTH))
+      i += RLENGTH
+      continue
+    }
+    if (ch ~ /[][(){}<>=!&|^~?:;,.*%+\/-]/) { h_add("op", ch); i++; continue }
+    h_add("", ch); i++
+  }
+  h_add("-", "")
+  if (hp && s !~ /\\$/) hp = 0
+  return h_out
+}
+
 function flush_code(    i, foot, sep) {
   print "" > outfile
   print "::: {.chunk #" c_label "}" > outfile
@@ -304,13 +447,23 @@ function flush_code(    i, foot, sep) {
   else
     print "[⟨" mdesc(c_name) " " ref(c_label) "⟩≡]{.chunk-head}" > outfile
   print "" > outfile
-  print "~~~~~~~~~~~~ {.c}" > outfile
   # drop the empty line noweb reports after the chunk header, and trailing
   # blank lines, so the code block shows just the code
   while (c_nlines > 0 && c_line[c_nlines] ~ /^[ \t]*$/)
     c_nlines--
-  for (i = 1; i <= c_nlines; i++)
-    print c_line[i] > outfile
+  if (mode == "html") {
+    # raw HTML, so that a chunk reference in the code is a link
+    print "~~~~~~~~~~~~ {=html}" > outfile
+    hb = 0; hp = 0
+    printf "%s", "<div class=\"sourceCode\"><pre class=\"sourceCode c\"><code class=\"sourceCode c\">" > outfile
+    for (i = 1; i <= c_nlines; i++)
+      printf "%s%s", h_line(c_line[i]), (i < c_nlines ? "\n" : "") > outfile
+    print "</code></pre></div>" > outfile
+  } else {
+    print "~~~~~~~~~~~~ {.c}" > outfile
+    for (i = 1; i <= c_nlines; i++)
+      print c_line[i] > outfile
+  }
   print "~~~~~~~~~~~~" > outfile
   print "" > outfile
 
@@ -357,6 +510,7 @@ function flush_code(    i, foot, sep) {
     c_label = ""; c_name = ""; c_prev = ""; c_next = ""; c_file = ""
     c_usedin = ""; c_defs = ""; c_uses = ""; c_nlines = 0; c_cur = ""
     pending_ref = ""; ids_pending = ""; in_xuses = 0; ncand = 0
+    cs = 0; nrefs = 0; split("", code_use)
     next
   }
   if ($1 == "@end" && $2 == "code") {
@@ -386,15 +540,22 @@ function flush_code(    i, foot, sep) {
       header_nl = 1
     } else if ($1 == "@text") {
       c_cur = c_cur substr($0, 7)
+      c_scan(substr($0, 7))
+    } else if ($1 == "@use" && mode == "html") {
+      ref_label[++nrefs] = pending_ref
+      ref_name[nrefs] = substr($0, 6)
+      c_cur = c_cur "\001" nrefs "\002"
     } else if ($1 == "@use") {
       c_cur = c_cur "⟨" substr($0, 6) " " (pending_ref in label_num ? label_num[pending_ref] : "?") "⟩"
     } else if ($1 == "@nl") {
+      if (cs != 2) cs = 0
       # the first newline ends the chunk's header line, not a code line
       if (!header_nl)
         c_line[++c_nlines] = c_cur
       header_nl = 0
       c_cur = ""
     } else if ($1 == "@index") {
+      if ($2 == "use" && cs == 0) code_use[$3] = 1
       if ($2 == "isdefined") {
         for (i = 1; i <= ncand && cand[i] != $3; i++) ;
         if (i > ncand) cand[++ncand] = $3
@@ -404,7 +565,8 @@ function flush_code(    i, foot, sep) {
           c_defs = c_defs (c_defs == "" ? "" : ", ") \
             ((mode == "html" && (c_label in lib_label)) ? "[`" $3 "`](identifiers.html#id-" $3 ")" : "`" $3 "`")
       } else if ($2 == "useitem") {
-        if (!($3 in c_name_of_c)) {
+        # a name used only in comments and strings is not a use
+        if (!($3 in c_name_of_c) && ($3 in code_use)) {
           ids_pending = resolve($3)
           if (ids_pending != "")
             c_uses = c_uses (c_uses == "" ? "" : ", ") "`" $3 "` " ids_pending
@@ -447,7 +609,7 @@ function flush_code(    i, foot, sep) {
     next
   }
   if ($1 == "@xref" && $2 == "chunkdefn") {
-    chunk_refs[k] = chunk_refs[k] (chunk_refs[k] == "" ? "" : ", ") ref($3)
+    chunk_refs[k] = chunk_refs[k] (chunk_refs[k] == "" ? ref($3) page_of($3) : ", " ref($3))
     next
   }
   # the index lists the library's identifiers: their definitions in the
@@ -462,7 +624,8 @@ function flush_code(    i, foot, sep) {
   }
   if ($1 == "@index" && $2 == "entrydefn") {
     if (j == 0 || !($3 in lib_label) || ((id_name[j], $3) in false_def)) next
-    id_defs[j] = id_defs[j] (id_defs[j] == "" ? "" : ", ") "**" ref($3) "**"
+    id_defs[j] = id_defs[j] (id_defs[j] == "" ? "" : ", ") "**" ref($3) "**" page_of($3)
+    id_targets[j] = id_targets[j] " " label_ch[$3] ".html#" $3
     if ($3 in header_label) id_pub[j] = 1
     next
   }
@@ -628,6 +791,12 @@ END {
   close(f)
 
   if (mode == "html") {
+    # the library's names and their definitions, for the links from prose
+    # (tools/web.lua): NAME PAGE#LABEL..., a line each
+    t = out "/iddefs.md"
+    for (j = 1; j <= nids; j++)
+      if (id_targets[j] != "") print id_name[j] id_targets[j] > t
+    close(t)
     t = out "/toc.md"
     print "" > t
     if (lang == "ru") {

@@ -9,6 +9,10 @@
 # trace tables, figures and number of display formulas. Exit status 1 and
 # one line per problem (FILE:LINE: ...) when they do not pair up.
 
+BEGIN {
+  while ((getline pf < "book/pending.txt") > 0) if (pf !~ /^#/ && pf != "") pending[pf] = 1
+}
+
 function problem(line, msg) {
   printf "%s:%d: %s\n", FILENAME, line, msg
   bad = 1
@@ -44,7 +48,7 @@ function close_lang(line) {
 
 FNR == 1 {
   if (NR > 1) end_file()
-  in_code = 0; depth = 0; cur_lang = ""; want_ru = 0; pairs = 0
+  in_code = 0; in_predict = 0; depth = 0; cur_lang = ""; want_ru = 0; pairs = 0
 }
 
 function end_file() {
@@ -103,13 +107,22 @@ cur_lang != "" {
   line = text
   if (line ~ /^#+ /) {
     h = line; sub(/ .*/, "", h)
+    if (length(h) <= 2) in_predict = (line ~ /\{#predict[ }]/)
     id = ""
     if (match(line, /\{#[^ }]+/)) id = substr(line, RSTART + 1, RLENGTH - 1)
     sig_add("seq", "h" length(h) id)
   }
-  while (match(line, /\[[^]]*\]\{\.tv\}/)) {
+  while (match(line, /\[[^]]*\]\{\.tv[ }]/)) {
     s = substr(line, RSTART + 1, RLENGTH - 6)
+    rest = substr(line, RSTART + RLENGTH - 1)
     sig_add("sorted", "tv:" s)
+    # the opening questions must not carry their answers: a trace value in
+    # the Predict section is an error unless it is one of the fixture's
+    # inputs, marked [key]{.tv .given}
+    if (in_predict && rest !~ /^ *\.given/ && (FILENAME in pending))
+      pending_left[FILENAME]++
+    else if (in_predict && rest !~ /^ *\.given/)
+      problem(FNR, "trace value " s " in the Predict section gives an answer away: show it with the evidence ({.predictions}), or mark an input [" s "]{.tv .given}")
     line = substr(line, RSTART + RLENGTH)
   }
   line = text
@@ -138,5 +151,7 @@ $0 !~ /^[ \t]*$/ {
 
 END {
   if (NR > 0) end_file()
+  for (pfile in pending_left)
+    printf "parity: %s (book/pending.txt): %d trace values still in its Predict section\n", pfile, pending_left[pfile]
   exit bad
 }

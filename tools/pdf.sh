@@ -9,15 +9,28 @@ set -eu
 lang=$1 b=$2 out=$3
 shift 3
 top=$(pwd)
+case $b in /*) babs=$b ;; *) babs="$top/$b" ;; esac
 work="$b/pdf/$lang"
 mkdir -p "$work" "$(dirname "$out")"
 inputs="$b/weave/front-$lang.md"
 for s in "$@"; do inputs="$inputs $b/weave/pdf-$lang/$s.md"; done
-inputs="$inputs $b/weave/pdf-$lang/identifiers.md"
+inputs="$inputs $b/weave/glossary-$lang.md $b/weave/pdf-$lang/identifiers.md"
+# The title page's version and date: the commit the book is built from
+# (git describe; "-dirty" when the tree has changes) and that commit's date;
+# outside a git checkout, "unversioned" and today.
+version=$(git describe --always --dirty 2>/dev/null) || version=unversioned
+day=$(git log -1 --format=%cd --date=short 2>/dev/null) || day=
+[ -n "$day" ] || day=$(date +%Y-%m-%d)
+date=$(echo "$day" | awk -F- -v lang="$lang" -v v="$version" '{
+  split("January February March April May June July August September October November December", en, " ")
+  split("января февраля марта апреля мая июня июля августа сентября октября ноября декабря", ru, " ")
+  if (lang == "ru") printf "Версия %s, %d %s %d г.", v, $3, ru[$2 + 0], $1
+  else printf "Version %s, %d %s %d", v, $3, en[$2 + 0], $1 }')
 # shellcheck disable=SC2086
 pandoc --from markdown --to latex --standalone --highlight-style=tango --lua-filter tools/book.lua \
+  --lua-filter tools/print.lua \
   --metadata-file book/metadata.yaml -M lang="$lang" -M tracedir="$b/traces" \
-  -M figdir="$top/$b/figures/$lang" -M figext=pdf -M reportdir="$b/reports" \
+  -M figdir="$babs/figures/$lang" -M figext=pdf -M reportdir="$b/reports" -M date="$date" \
   --top-level-division=chapter --number-sections --toc \
   --include-in-header book/header.tex -o "$work/book.tex" $inputs 2> "$work/pandoc.log" ||
   { cat "$work/pandoc.log" >&2; exit 1; }
@@ -49,4 +62,9 @@ if [ -n "$dead" ]; then
   echo "pdf.sh: the $lang edition links to anchors that do not exist:" $dead >&2
   exit 1
 fi
+# Typesetting: lines into the margin, chunk headers cut off from their code
+# (tools/check-pdf.sh). strict=0 only reports them; strict=1 (or
+# PDF_CHECK_STRICT=1 in the environment) makes them fail the build.
+strict=${PDF_CHECK_STRICT:-1}
+tools/check-pdf.sh "$lang" "$work" "$strict"
 cp "$work/book.pdf" "$out"

@@ -82,8 +82,8 @@ static llm_status step(bench *b, int dump_bits, double *t, double *f, llm_error 
     f[0] = faults();
     st = llm_params_zero_grad(&b->ps, err);
     if (st == LLM_OK)
-        st = llm_decoder_loss(&b->dec, &b->ps, &b->tape, b->ids, b->targets, BATCH, CONTEXT,
-                              &logits, &loss, err);
+        st = llm_decoder_loss(&b->dec, &b->ps, &b->tape, b->ids, b->targets, BATCH,
+                              CONTEXT, &logits, &loss, err);
     if (st == LLM_OK && dump_bits) {
         if ((st = llm_tape_value(&b->tape, loss, &v, err)) == LLM_OK)
             dump(b->bits, v->data + v->offset, v->size);
@@ -141,15 +141,16 @@ static double report(const char *title, double ms[PHASES][ROUNDS * TIMED],
         qsort(ms[p], n, sizeof ms[p][0], by_value);
         qsort(pf[p], n, sizeof pf[p][0], by_value);
         total += ms[p][n / 2];
-        printf("  %-8s %8.2f ms/step %7.0f page faults/step (medians of %zu)\n", names[p],
-               ms[p][n / 2], pf[p][n / 2], n);
+        printf("  %-8s %8.2f ms/step %7.0f page faults/step (medians of %zu)\n",
+               names[p], ms[p][n / 2], pf[p][n / 2], n);
     }
     printf("  step     %8.2f ms (sum of the medians)\n", total);
     return total;
 }
 int main(int argc, char **argv)
 {
-    static const llm_decoder_config cfg = {79, 64, 2, 128, 2, CONTEXT, 10000.0, 1e-6, 0};
+    static const llm_decoder_config cfg = {79, 64, 2, 128, 2, CONTEXT, 10000.0, 1e-6,
+                                           0};
     static const llm_adamw_config acfg = {0.9, 0.999, 1e-8, 0.01};
     static double ms[2][PHASES][ROUNDS * TIMED], pf[2][PHASES][ROUNDS * TIMED];
     static bench b;
@@ -174,7 +175,7 @@ int main(int argc, char **argv)
     if (st == LLM_OK) st = llm_adamw_init(&b.opt, &b.ps, &acfg, &err);
     for (p = 0; st == LLM_OK && p < b.ps.count; p++)
         numbers += b.ps.items[p].value.size;
-    for (r = 0; st == LLM_OK && r < 2 * ROUNDS; r++) {      /* freed, kept, freed, ... */
+    for (r = 0; st == LLM_OK && r < 2 * ROUNDS; r++) {  /* freed, kept, freed, ... */
         st = round_of_steps(&b, r % 2 == 0 ? 0 : LLM_ALLOC_KEEP, r == 0, r / 2 * TIMED,
                             ms[r % 2], pf[r % 2], &err);
         for (p = 0; st == LLM_OK && r == 2 && p < b.ps.count; p++)   /* 18 steps in */

@@ -34,7 +34,8 @@ static void fill(llm_tensor *t, unsigned seed)
    describe the tape just before the reset */
 static llm_status step(llm_tape *tape, const llm_tensor *x, const llm_tensor *w1,
                        llm_tensor *g1, const llm_tensor *w2, llm_tensor *g2,
-                       const size_t *targets, size_t *nodes, size_t *bytes, llm_error *err)
+                       const size_t *targets, size_t *nodes, size_t *bytes,
+                       llm_error *err)
 {
     llm_var vx, v1, v2, z, h, logits, loss;
     llm_node_info n;
@@ -49,9 +50,11 @@ static llm_status step(llm_tape *tape, const llm_tensor *x, const llm_tensor *w1
     if (st == LLM_OK) {
         *nodes = tape->count;
         *bytes = tape->count * llm_tape_node_size();
-        for (i = 0; i < tape->count && (st = llm_tape_node(tape, i, &n, err)) == LLM_OK; i++)
-            *bytes += (n.value->owns ? n.value->size * sizeof(double) : 0)   /* values, */
-                    + (n.needs_grad ? n.value->size * sizeof(double) : 0);  /* adjoints */
+        for (i = 0; i < tape->count
+                    && (st = llm_tape_node(tape, i, &n, err)) == LLM_OK; i++)
+            /* the values the tape owns, and the adjoints */
+            *bytes += (n.value->owns ? n.value->size * sizeof(double) : 0)
+                    + (n.needs_grad ? n.value->size * sizeof(double) : 0);
         if (st == LLM_OK)
             st = llm_tape_backward(tape, loss, NULL, 0, err);
     }
@@ -60,7 +63,8 @@ static llm_status step(llm_tape *tape, const llm_tensor *x, const llm_tensor *w1
 
 int main(void)
 {
-    const size_t sx[2] = {ROWS, WIDTH}, s1[2] = {WIDTH, HIDDEN}, s2[2] = {HIDDEN, WIDTH};
+    const size_t sx[2] = {ROWS, WIDTH}, s1[2] = {WIDTH, HIDDEN},
+                 s2[2] = {HIDDEN, WIDTH};
     static size_t targets[ROWS];
     llm_tensor x, w1, w2, g1, g2;
     llm_tape tape;
@@ -80,7 +84,8 @@ int main(void)
     fill(&x, 1);
     fill(&w1, 2);
     fill(&w2, 3);
-    st = step(&tape, &x, &w1, &g1, &w2, &g2, targets, &nodes, &bytes, &err);   /* warm-up */
+    /* a warm-up step */
+    st = step(&tape, &x, &w1, &g1, &w2, &g2, targets, &nodes, &bytes, &err);
     t0 = now();
     for (i = 0; i < STEPS && st == LLM_OK; i++)
         st = step(&tape, &x, &w1, &g1, &w2, &g2, targets, &nodes, &bytes, &err);
@@ -93,8 +98,8 @@ int main(void)
            ROWS, WIDTH, WIDTH, HIDDEN, HIDDEN, WIDTH);
     printf("steps=%d time=%.3f s  %.1f steps/s  %.2f ms/step\n", STEPS, t1 - t0,
            STEPS / (t1 - t0), 1e3 * (t1 - t0) / STEPS);
-    printf("nodes/step=%zu  %.0f nodes/s  %.0f bytes/node (values and adjoints)\n", nodes,
-           (double)nodes * STEPS / (t1 - t0), (double)bytes / (double)nodes);
+    printf("nodes/step=%zu  %.0f nodes/s  %.0f bytes/node (values and adjoints)\n",
+           nodes, (double)nodes * STEPS / (t1 - t0), (double)bytes / (double)nodes);
     llm_tape_free(&tape);
     llm_tensor_free(&x); llm_tensor_free(&w1); llm_tensor_free(&w2);
     llm_tensor_free(&g1); llm_tensor_free(&g2);

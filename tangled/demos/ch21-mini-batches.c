@@ -62,7 +62,8 @@ static void list_and_shuffle(llm_demo *d)
     size_t doc, s, u;
     int same;
 
-    for (doc = 0; doc < 2; doc++)                        /* chapter 5's rule */
+    for (doc = 0; doc < 2; doc++) {                      /* chapter 5's rule */
+        size_t before = n;
         for (s = 0; s + T + 1 <= docs[doc].length; s += STRIDE, n++) {
             windows[n].doc = doc;
             windows[n].start = s;
@@ -71,6 +72,8 @@ static void list_and_shuffle(llm_demo *d)
                     llm_sizes(docs[doc].ids + s, T),
                     llm_sizes(docs[doc].ids + s + 1, T), NULL);
         }
+        llm_put(d, llm_text("windows_%s", doc_name[doc]), llm_text("%zu", n - before));
+    }
     for (doc = 0; doc < 2; doc++)
         for (s = 0; s < docs[doc].length; s++)
             llm_row(d, "tokens", llm_text("%zu", doc), llm_text("%zu", s),
@@ -99,6 +102,8 @@ static void list_and_shuffle(llm_demo *d)
         now = order_text(walk, n);
         printf("u=%zu bound=%s tau=%s draw=%016llx j=%s %s\n", u, b, tau,
                (unsigned long long)draw, jt, now);
+        if (u == 1)
+            llm_put(d, "last_j", jt);
         llm_row(d, "swaps", llm_text("%zu", u), b, tau,
                 llm_text("`%016llx`", (unsigned long long)draw), jt, now, NULL);
     }
@@ -149,7 +154,8 @@ static void batches(llm_demo *d)
         if (!LLM_TRY(d, llm_loss_mean(&part[k], &mean[k], &d->err)))
             return;
         shape[0] = count;
-        printf("batch=%zu windows=%s", k, order_text(order + first, count));
+        printf("batch=%zu windows=%s", k,
+               llm_put(d, llm_text("rows_%s", which), order_text(order + first, count)));
         printf(" shape=%s\n",
                llm_put(d, llm_text("shape_%s", which), llm_sizes(shape, 2)));
         printf("  inputs=%s targets=%s\n", llm_sizes(inputs, count * T),

@@ -378,8 +378,8 @@ static void setup(llm_demo *d)
 
 int main(int argc, char **argv)
 {
-    static llm_section *const sections[] = {build_and_replay, failed_constructor, fixture,
-                                            independence, leading_axes, gradient_check,
-                                            refusals, NULL};
+    static llm_section *const sections[] = {build_and_replay, failed_constructor,
+                                            fixture, independence, leading_axes,
+                                            gradient_check, refusals, NULL};
     return llm_demo_main(argc, argv, "ch26-qkv-projections", setup, sections);
 }

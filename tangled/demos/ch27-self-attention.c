@@ -111,7 +111,7 @@ static void weights_by_row(llm_demo *d)
     printf("weights and output as the reference=%s\n",
            llm_put(d, "reference", llm_yes(dev < 1e-12 && same)));
     llm_demo_check(d, dev < 1e-12, "every row of weights sums to 1");
-    llm_demo_check(d, same, "weights and output are the reference course's numbers");
+    llm_demo_check(d, same, "weights and output are the Rust course's numbers");
 }
 static void without_scale(llm_demo *d)
 {

@@ -242,6 +242,7 @@ static void gradients(llm_demo *d)
         failed += failures;
         worst_all = worst > worst_all ? worst : worst_all;
     }
+    llm_put(d, "grad_coords", llm_text("%zu", b * 6));      /* b == 3 blocks of 6 */
     llm_put(d, "grad_worst", llm_text("%.1e", worst_all));
     llm_put(d, "grad_verdict", failed == 0 ? "pass" : "fail");
     llm_demo_check(d, failed == 0, "every gradient coordinate passes the check");

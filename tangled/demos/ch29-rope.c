@@ -161,6 +161,7 @@ static void gradients(llm_demo *d)
                llm_text("%.1e", worst[t]), failures[t] == 0 ? "pass" : "fail");
         printf("  analytic=%s\n", llm_nums(analytic, 4, 6));
     }
+    llm_put(d, "grad_coords", llm_text("%zu", q->size + ps->items[0].value.size));
     llm_put(d, "grad_worst", llm_text("%.1e", fmax(worst[0], worst[1])));
     llm_put(d, "grad_verdict", failures[0] + failures[1] == 0 ? "pass" : "fail");
     llm_demo_check(d, same, "the tape rotates Q as llm_rope_apply does");

@@ -10,7 +10,7 @@
 #include "llm/model.h"
 #include "llm/probe.h"
 
-/* The reference course's seed-32 decoder and its input. */
+/* The Rust course's seed-32 decoder and its input. */
 static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 2, 4, 10000.0, 1e-6, 0};
 static const size_t fix_ids[3] = {0, 1, 2}, fix_targets[3] = {1, 2, 3};
 
@@ -364,7 +364,9 @@ static void gradients(llm_demo *d)
     printf("gradcheck model tensors=%zu coordinates=%zu worst=%s verdict=%s\n",
            m.ps->count, count_scalars(m.ps), llm_text("%.1e", worst[1]),
            failed[1] == 0 ? "pass" : "fail");
-    printf("gradcheck probe coordinates=24 step=1e-06 tolerance=2e-05 worst=%s",
+    printf("gradcheck probe coordinates=%s",
+           llm_put(d, "grad_probe_coords", llm_text("%zu", count_scalars(probe.ps))));
+    printf(" step=1e-06 tolerance=2e-05 worst=%s",
            llm_put(d, "grad_probe_worst", llm_text("%.1e", worst[0])));
     printf(" verdict=%s\n",
            llm_put(d, "grad_probe_verdict", failed[0] == 0 ? "pass" : "fail"));

@@ -226,7 +226,8 @@ static llm_status causal_check_finite(const llm_tensor *x, const char *stage,
                 return llm_fail(err, LLM_ERR_NONFINITE, stage,
                                 "score row %zu, key %zu is %s; query %zu of its slice "
                                 "sees keys 0..%zu, so it must be finite", row, j,
-                                v != v ? "NaN" : v > 0 ? "+inf" : "-inf", row % tq, n - 1);
+                                v != v ? "NaN" : v > 0 ? "+inf" : "-inf", row % tq,
+                                n - 1);
         }
     }
     return LLM_OK;
@@ -292,6 +293,8 @@ llm_status llm_tape_causal_attention(llm_tape *tape, llm_var q, llm_var k, llm_v
     if (tk < tq)
         return llm_fail(err, LLM_ERR_SHAPE, stage,
                         "%zu queries cannot be the last positions of %zu keys", tq, tk);
-    return llm_pass(err, attend(tape, q, k, v, d, llm_tape_causal_softmax, weights, out, err),
+    return llm_pass(err,
+                    attend(tape, q, k, v, d, llm_tape_causal_softmax, weights, out,
+                           err),
                     "tape.causal_attention");
 }

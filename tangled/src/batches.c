@@ -181,7 +181,9 @@ llm_status llm_loss_merge(llm_loss_sum *acc, const llm_loss_sum *part,
                             part->sum);
         return LLM_OK;
     }
-    return llm_pass(err, loss_accumulate(acc, part->sum, part->tokens, "data.loss_merge", err),
+    return llm_pass(err,
+                    loss_accumulate(acc, part->sum, part->tokens, "data.loss_merge",
+                                    err),
                     "data.loss_merge");
 }
 

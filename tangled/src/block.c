@@ -5,8 +5,8 @@
 #include "llm/model.h"
 
 /* LLM_OK when a block of these sizes can be built. */
-static llm_status block_check_config(size_t d_model, size_t n_heads, size_t d_ff, double eps,
-                                     const char *stage, llm_error *err)
+static llm_status block_check_config(size_t d_model, size_t n_heads, size_t d_ff,
+                                     double eps, const char *stage, llm_error *err)
 {
     llm_status st = llm_mha_check_heads(d_model, n_heads, stage, err);
     if (st != LLM_OK)
@@ -18,26 +18,28 @@ static llm_status block_check_config(size_t d_model, size_t n_heads, size_t d_ff
                         "eps %g: RMSNorm needs a finite eps >= 0", eps);
     return LLM_OK;
 }
-llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, size_t d_model,
-                          size_t n_heads, size_t d_ff, double eps, llm_rng *rng,
-                          llm_error *err)
+llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix,
+                          size_t d_model, size_t n_heads, size_t d_ff, double eps,
+                          llm_rng *rng, llm_error *err)
 {
     const char *stage = "block.init";
-    static const char *const part[4] = {"attention_norm", "attention", "ffn_norm", "ffn"};
+    static const char *const part[4] = {"attention_norm", "attention", "ffn_norm",
+                                        "ffn"};
     char name[4][80];
     llm_block b;
     llm_rng saved;
     size_t count, i;
     llm_status st;
     if (blk == NULL || ps == NULL || prefix == NULL || rng == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "blk, ps, prefix and rng are required");
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "blk, ps, prefix and rng are required");
     if ((st = block_check_config(d_model, n_heads, d_ff, eps, stage, err)) != LLM_OK)
         return llm_pass(err, st, "block.init");
     for (i = 0; i < 4; i++)
         if (snprintf(name[i], sizeof name[i], "%s.%s", prefix, part[i]) >=
             (int)sizeof name[i])
-            return llm_fail(err, LLM_ERR_NAME, stage, "the prefix '%.40s...' is too long",
-                            prefix);
+            return llm_fail(err, LLM_ERR_NAME, stage,
+                            "the prefix '%.40s...' is too long", prefix);
     saved = *rng;
     count = ps->count;
     st = llm_rmsnorm_init(&b.attention_norm, ps, name[0], d_model, eps, err);
@@ -66,21 +68,24 @@ static llm_status block_check_input(const llm_block *blk, const llm_tape *tape,
     char buf[96];
     if (rope->head_dim != blk->attention.head_dim)
         return llm_fail(err, LLM_ERR_CONFIG, stage,
-                        "the rope turns heads of width %zu, the block's heads are %zu wide",
-                        rope->head_dim, blk->attention.head_dim);
+                        "the rope turns heads of width %zu, the block's heads are "
+                        "%zu wide", rope->head_dim, blk->attention.head_dim);
     if (llm_tape_value(tape, x, &t, &why) != LLM_OK)
         return llm_fail_from(err, &why, stage, "x: %s", why.message);
     if (t->rank != 3)
-        return llm_fail(err, LLM_ERR_RANK, stage, "x has shape %s; a block needs [B, T, %zu]",
+        return llm_fail(err, LLM_ERR_RANK, stage,
+                        "x has shape %s; a block needs [B, T, %zu]",
                         llm_fmt_sizes(buf, sizeof buf, t->shape, t->rank), d);
     if (t->shape[2] != d)
         return llm_fail(err, LLM_ERR_SHAPE, stage,
                         "x has shape %s; the block's rows are %zu wide",
                         llm_fmt_sizes(buf, sizeof buf, t->shape, t->rank), d);
-    if (t->shape[1] > 0 && (offset >= rope->capacity || t->shape[1] > rope->capacity - offset))
+    if (t->shape[1] > 0
+        && (offset >= rope->capacity || t->shape[1] > rope->capacity - offset))
         return llm_fail(err, LLM_ERR_INDEX, stage,
                         "%zu positions from %zu do not fit a context of %zu positions "
-                        "(0..%zu)", t->shape[1], offset, rope->capacity, rope->capacity - 1);
+                        "(0..%zu)", t->shape[1], offset, rope->capacity,
+                        rope->capacity - 1);
     return LLM_OK;
 }
 llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tape,
@@ -119,8 +124,8 @@ llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tap
     *y = out;
     return LLM_OK;
 }
-llm_status llm_block_check(const llm_block *blk, const llm_params *ps, const char *prefix,
-                           llm_error *err)
+llm_status llm_block_check(const llm_block *blk, const llm_params *ps,
+                           const char *prefix, llm_error *err)
 {
     char name[2 * LLM_PARAM_NAME_MAX];
     llm_status st;

@@ -15,8 +15,8 @@ static llm_status config_check(const llm_decoder_config *c, const char *stage,
         c->context == 0)
         return llm_fail(err, LLM_ERR_CONFIG, stage,
                         "vocab %zu, d_model %zu, n_heads %zu, d_ff %zu and context %zu "
-                        "must all be positive", c->vocab, c->d_model, c->n_heads, c->d_ff,
-                        c->context);
+                        "must all be positive", c->vocab, c->d_model, c->n_heads,
+                        c->d_ff, c->context);
     if ((st = llm_mha_check_heads(c->d_model, c->n_heads, stage, err)) != LLM_OK)
         return st;
     if (!isfinite(c->rope_base) || c->rope_base <= 0)
@@ -26,11 +26,12 @@ static llm_status config_check(const llm_decoder_config *c, const char *stage,
         return llm_fail(err, LLM_ERR_CONFIG, stage, "eps must be finite and >= 0");
     if (c->untied_head != 0 && c->untied_head != 1)
         return llm_fail(err, LLM_ERR_CONFIG, stage,
-                        "untied_head is 0 (the tied head) or 1, not %d", c->untied_head);
+                        "untied_head is 0 (the tied head) or 1, not %d",
+                        c->untied_head);
     return LLM_OK;
 }
-llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_config *cfg,
-                            llm_rng *rng, llm_error *err)
+llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps,
+                            const llm_decoder_config *cfg, llm_rng *rng, llm_error *err)
 {
     const char *stage = "decoder.init";
     llm_decoder d;
@@ -39,7 +40,8 @@ llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_
     char name[64];
     llm_status st;
     if (dec == NULL || ps == NULL || cfg == NULL || rng == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "dec, ps, cfg and rng are required");
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "dec, ps, cfg and rng are required");
     if (ps->count != 0)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "the parameter list must be empty; it holds %zu", ps->count);
@@ -54,20 +56,22 @@ llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_
                             cfg->n_layers);
     }
     saved = *rng;
-    st = llm_rope_init(&d.rope, cfg->d_model / cfg->n_heads, cfg->rope_base, cfg->context,
-                       LLM_ROPE_ADJACENT, err);
+    st = llm_rope_init(&d.rope, cfg->d_model / cfg->n_heads, cfg->rope_base,
+                       cfg->context, LLM_ROPE_ADJACENT, err);
     if (st == LLM_OK)
         st = llm_embedding_init(&d.embedding, ps, "token_embedding", cfg->vocab,
                                 cfg->d_model, rng, err);
     for (l = 0; st == LLM_OK && l < cfg->n_layers; l++) {
         snprintf(name, sizeof name, "blocks.%zu", l);
-        st = llm_block_init(&d.blocks[l], ps, name, cfg->d_model, cfg->n_heads, cfg->d_ff,
-                            cfg->eps, rng, err);
+        st = llm_block_init(&d.blocks[l], ps, name, cfg->d_model, cfg->n_heads,
+                            cfg->d_ff, cfg->eps, rng, err);
     }
     if (st == LLM_OK)
-        st = llm_rmsnorm_init(&d.final_norm, ps, "final_norm", cfg->d_model, cfg->eps, err);
+        st = llm_rmsnorm_init(&d.final_norm, ps, "final_norm", cfg->d_model, cfg->eps,
+                              err);
     if (st == LLM_OK && cfg->untied_head)  /* drawn last: a tied model's bits stay */
-        st = llm_linear_init(&d.head, ps, "output", cfg->d_model, cfg->vocab, 0, rng, err);
+        st = llm_linear_init(&d.head, ps, "output", cfg->d_model, cfg->vocab, 0, rng,
+                             err);
     if (st != LLM_OK) {
         llm_params_truncate(ps, 0);
         llm_rope_free(&d.rope);
@@ -126,14 +130,14 @@ static llm_status inputs_check(const llm_decoder *dec, const llm_params *ps,
                         "%zu tokens from position %zu do not fit a context of %zu", T,
                         offset, c->context);
     if (batch > SIZE_MAX / T)
-        return llm_fail(err, LLM_ERR_OVERFLOW, stage, "%zu sequences of %zu tokens", batch,
-                        T);
+        return llm_fail(err, LLM_ERR_OVERFLOW, stage, "%zu sequences of %zu tokens",
+                        batch, T);
     n = batch * T;
     for (i = 0; i < n; i++)
         if (ids[i] >= c->vocab)
             return llm_fail(err, LLM_ERR_INDEX, stage,
-                            "token ID %zu at [%zu, %zu] is outside the vocabulary of %zu",
-                            ids[i], i / T, i % T, c->vocab);
+                            "token ID %zu at [%zu, %zu] is outside the vocabulary "
+                            "of %zu", ids[i], i / T, i % T, c->vocab);
     return params_check(dec, ps, stage, err);
 }
 llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape *tape,
@@ -158,8 +162,8 @@ llm_status llm_decoder_forward(const llm_decoder *dec, llm_params *ps, llm_tape 
     if (st == LLM_OK && h != NULL)
         h[0] = x;
     for (l = 0; st == LLM_OK && l < L; l++) {
-        st = llm_block_forward(&dec->blocks[l], ps, tape, &dec->rope, x, offset, NULL, &x,
-                               err);
+        st = llm_block_forward(&dec->blocks[l], ps, tape, &dec->rope, x, offset, NULL,
+                               &x, err);
         if (st == LLM_OK && h != NULL)
             h[l + 1] = x;
     }
@@ -192,7 +196,8 @@ llm_status llm_decoder_loss(const llm_decoder *dec, llm_params *ps, llm_tape *ta
     size_t i, mark;
     llm_status st;
     if (dec == NULL || ps == NULL || tape == NULL || loss == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "dec, ps, tape and loss are required");
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "dec, ps, tape and loss are required");
     if ((st = inputs_check(dec, ps, ids, batch, T, 0, stage, err)) != LLM_OK)
         return llm_pass(err, st, "decoder.loss");
     if (targets == NULL)

@@ -30,7 +30,7 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
                         "parameter %zu of a list of %zu", index, ps->count);
     p = &ps->items[index];
     if (tape->epoch != 0 && !tape->released)      /* else llm_tape_leaf refuses */
-        for (k = 0; k < tape->nleaves; k++) {      /* the tape's leaves, not its nodes */
+        for (k = 0; k < tape->nleaves; k++) {   /* the tape's leaves, not its nodes */
             const size_t i = tape->leaves[k];
             const llm_node *n = &tape->nodes[i];
             if (same_view(&n->value, &p->value) &&

@@ -48,9 +48,9 @@ llm_status llm_xavier_uniform(llm_tensor *out, size_t fan_in, size_t fan_out,
                         "positive", fan_in, fan_out);
     st = llm_tensor_zeros(&w, 2, shape, NULL);
     if (st != LLM_OK)
-        return llm_fail(err, st, "params.xavier_uniform", "a [%zu, %zu] matrix %s", fan_in,
-                        fan_out, st == LLM_ERR_ALLOC ? "cannot be allocated"
-                                                     : "has too many elements");
+        return llm_fail(err, st, "params.xavier_uniform", "a [%zu, %zu] matrix %s",
+                        fan_in, fan_out, st == LLM_ERR_ALLOC ? "cannot be allocated"
+                                                             : "has too many elements");
     limit = sqrt(6.0 / (double)(fan_in + fan_out));
     trial = *rng;
     for (i = 0; i < w.size; i++)
@@ -148,7 +148,8 @@ llm_status llm_params_set_trainable(llm_params *ps, size_t index, int trainable,
                                     llm_error *err)
 {
     if (ps == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.set_trainable", "no parameter list");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "params.set_trainable",
+                        "no parameter list");
     if (index >= ps->count)
         return llm_fail(err, LLM_ERR_ARGUMENT, "params.set_trainable",
                         "parameter %zu of a list of %zu", index, ps->count);
@@ -272,10 +273,11 @@ llm_status llm_param_check(const llm_params *ps, size_t index, const char *name,
                         p->name, name);
     if (p->value.rank != rank ||
         (rank > 0 && memcmp(p->value.shape, shape, rank * sizeof *shape) != 0))
-        return llm_fail(err, LLM_ERR_SHAPE, "param.check", "'%.63s' is %s; the layer needs %s",
-                        name, llm_fmt_sizes(got, sizeof got, p->value.shape,
-                                            p->value.rank <= LLM_MAX_RANK ? p->value.rank
-                                                                          : LLM_MAX_RANK),
+        return llm_fail(err, LLM_ERR_SHAPE, "param.check",
+                        "'%.63s' is %s; the layer needs %s", name,
+                        llm_fmt_sizes(got, sizeof got, p->value.shape,
+                                      p->value.rank <= LLM_MAX_RANK ? p->value.rank
+                                                                    : LLM_MAX_RANK),
                         llm_fmt_sizes(want, sizeof want, shape, rank));
     return LLM_OK;
 }

@@ -12,7 +12,8 @@ static llm_status layer_name(char *name, const char *prefix, const char *part,
     if (np + 1 + nl >= LLM_PARAM_NAME_MAX)
         return llm_fail(err, LLM_ERR_NAME, "linear.init",
                         "'%.24s...' + '.%s' would have %zu characters; a name has "
-                        "at most %d", prefix, part, np + 1 + nl, LLM_PARAM_NAME_MAX - 1);
+                        "at most %d", prefix, part, np + 1 + nl,
+                        LLM_PARAM_NAME_MAX - 1);
     memcpy(name, prefix, np);
     name[np] = '.';
     memcpy(name + np + 1, part, nl + 1);          /* with its terminating zero */
@@ -30,7 +31,8 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
     llm_status st;
     if (lin == NULL || ps == NULL || prefix == NULL || rng == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "linear.init",
-                        "a layer, a parameter list, a prefix and a generator are required");
+                        "a layer, a parameter list, a prefix and a generator are "
+                        "required");
     if (d_in == 0 || d_out == 0)
         return llm_fail(err, LLM_ERR_ARGUMENT, "linear.init",
                         "'%.40s' maps %zu inputs to %zu outputs; both widths must be "
@@ -69,11 +71,14 @@ static llm_status check_param(const llm_linear *lin, const llm_params *ps, size_
                         "the layer's %s is parameter %zu, but the list has %zu", what,
                         at, ps->count);
     p = &ps->items[at];
-    if (p->value.rank != rank || memcmp(p->value.shape, shape, rank * sizeof *shape) != 0)
+    if (p->value.rank != rank
+        || memcmp(p->value.shape, shape, rank * sizeof *shape) != 0)
         return llm_fail(err, LLM_ERR_SHAPE, "linear.forward",
                         "%s '%s' has shape %s; a %zu -> %zu layer needs %s", what,
-                        p->name, llm_fmt_sizes(got, sizeof got, p->value.shape, p->value.rank),
-                        lin->d_in, lin->d_out, llm_fmt_sizes(want, sizeof want, shape, rank));
+                        p->name,
+                        llm_fmt_sizes(got, sizeof got, p->value.shape, p->value.rank),
+                        lin->d_in, lin->d_out,
+                        llm_fmt_sizes(want, sizeof want, shape, rank));
     return LLM_OK;
 }
 llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *tape,
@@ -132,8 +137,8 @@ llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *t
     *y = out;
     return LLM_OK;
 }
-llm_status llm_linear_check(const llm_linear *lin, const llm_params *ps, const char *prefix,
-                            llm_error *err)
+llm_status llm_linear_check(const llm_linear *lin, const llm_params *ps,
+                            const char *prefix, llm_error *err)
 {
     char name[2 * LLM_PARAM_NAME_MAX];
     size_t shape[2];

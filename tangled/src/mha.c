@@ -31,8 +31,8 @@ llm_status llm_mha_check_heads(size_t d_model, size_t n_heads, const char *stage
                         d_model / n_heads, d_model, n_heads);
     return LLM_OK;
 }
-llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t d_model,
-                        size_t n_heads, llm_rng *rng, llm_error *err)
+llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix,
+                        size_t d_model, size_t n_heads, llm_rng *rng, llm_error *err)
 {
     const char *stage = "mha.init";
     llm_mha m;
@@ -77,11 +77,11 @@ llm_status llm_mha_split_heads(llm_tape *tape, llm_var x, size_t n_heads, llm_va
     if ((st = tape_operand(tape, x, "x", stage, &t, err)) != LLM_OK)
         return llm_pass(err, st, "mha.split_heads");
     if (t->rank != 3)
-        return llm_fail(err, LLM_ERR_RANK, stage, "x must be [B, T, D], not of rank %zu",
-                        t->rank);
+        return llm_fail(err, LLM_ERR_RANK, stage,
+                        "x must be [B, T, D], not of rank %zu", t->rank);
     if (n_heads == 0 || t->shape[2] % n_heads != 0)
-        return llm_fail(err, LLM_ERR_CONFIG, stage, "%zu heads do not divide the width %zu",
-                        n_heads, t->shape[2]);
+        return llm_fail(err, LLM_ERR_CONFIG, stage,
+                        "%zu heads do not divide the width %zu", n_heads, t->shape[2]);
     shape[0] = t->shape[0];
     shape[1] = t->shape[1];
     shape[2] = n_heads;
@@ -138,7 +138,8 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
     size_t n, mark;
     llm_status st;
     if (mha == NULL || ps == NULL || tape == NULL || rope == NULL || y == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "mha, ps, tape, rope and y are required");
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "mha, ps, tape, rope and y are required");
     if (mha->n_heads == 0 || mha->head_dim % 2 != 0 || mha->head_dim == 0
         || mha->d_model / mha->n_heads != mha->head_dim || mha->d_model % mha->n_heads != 0
         || mha->qkv.d_model != mha->d_model || mha->qkv.d_k != mha->d_model
@@ -157,8 +158,9 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
         return llm_fail(err, LLM_ERR_RANK, stage, "x must be [B, T, D], not of rank %zu",
                         t->rank);
     if (t->shape[2] != mha->d_model)
-        return llm_fail(err, LLM_ERR_SHAPE, stage, "rows of width %zu, the layer's D is %zu",
-                        t->shape[2], mha->d_model);
+        return llm_fail(err, LLM_ERR_SHAPE, stage,
+                        "rows of width %zu, the layer's D is %zu", t->shape[2],
+                        mha->d_model);
     n = t->shape[1];
     if (n == 0)
         return llm_fail(err, LLM_ERR_EMPTY, stage, "no tokens: a causal row needs a key");
@@ -187,8 +189,8 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
     if (st == LLM_OK)
         st = llm_tape_rope(tape, rope, r.k, offset, &r.k_rot, err);
     if (st == LLM_OK)
-        st = llm_tape_causal_attention(tape, r.q_rot, r.k_rot, r.v, &r.weights, &r.heads,
-                                       err);
+        st = llm_tape_causal_attention(tape, r.q_rot, r.k_rot, r.v, &r.weights,
+                                       &r.heads, err);
     if (st == LLM_OK)
         st = llm_mha_merge_heads(tape, r.heads, &r.concat, err);
     if (st == LLM_OK)
@@ -211,13 +213,15 @@ llm_status llm_mha_check(const llm_mha *mha, const llm_params *ps, const char *p
         return llm_fail(err, LLM_ERR_ARGUMENT, "mha.check",
                         "a layer, a parameter list and a prefix are required");
     if (mha->n_heads == 0 || mha->head_dim == 0 || mha->head_dim % 2 != 0
-        || mha->d_model % mha->n_heads != 0 || mha->d_model / mha->n_heads != mha->head_dim
+        || mha->d_model % mha->n_heads != 0
+        || mha->d_model / mha->n_heads != mha->head_dim
         || mha->qkv.d_model != mha->d_model || mha->qkv.d_k != mha->d_model
         || mha->qkv.d_kv != mha->d_model || mha->output.has_bias
         || mha->output.d_in != mha->d_model || mha->output.d_out != mha->d_model)
         return llm_fail(err, LLM_ERR_CONFIG, "mha.check",
-                        "the layer (D %zu, %zu heads of width %zu) is not one llm_mha_init "
-                        "builds", mha->d_model, mha->n_heads, mha->head_dim);
+                        "the layer (D %zu, %zu heads of width %zu) is not one "
+                        "llm_mha_init builds", mha->d_model, mha->n_heads,
+                        mha->head_dim);
     st = llm_qkv_check(&mha->qkv, ps, prefix, err);
     snprintf(name, sizeof name, "%s.output", prefix);
     if (st == LLM_OK)

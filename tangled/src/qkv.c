@@ -35,8 +35,8 @@ static llm_status qkv_make(llm_qkv *qkv, llm_params *ps, const char *prefix,
                         "required");
     if ((d_model == 0 || d_k == 0) && d_kv == d_k)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
-                        "'%.40s' projects width %zu to width %zu; both must be positive",
-                        prefix, d_model, d_k);
+                        "'%.40s' projects width %zu to width %zu; "
+                        "both must be positive", prefix, d_model, d_k);
     if (d_model == 0 || d_k == 0 || d_kv == 0)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "'%.40s' projects width %zu to widths %zu and %zu; all must be "
@@ -104,7 +104,8 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
     llm_var out[3];
     size_t mark;
     llm_status st;
-    if (qkv == NULL || ps == NULL || tape == NULL || q == NULL || k == NULL || v == NULL)
+    if (qkv == NULL || ps == NULL || tape == NULL
+        || q == NULL || k == NULL || v == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.forward",
                         "projections, a parameter list, a tape and three outputs are "
                         "required");
@@ -122,7 +123,8 @@ llm_status llm_qkv_forward(const llm_qkv *qkv, llm_params *ps, llm_tape *tape,
         return llm_pass(err, st, "qkv.forward");
     if (xv->rank == 0)
         return llm_fail(err, LLM_ERR_RANK, "qkv.forward",
-                        "x is a scalar; the projections need x [..., %zu]", qkv->d_model);
+                        "x is a scalar; the projections need x [..., %zu]",
+                        qkv->d_model);
     if (xv->shape[xv->rank - 1] != qkv->d_model)
         return llm_fail(err, LLM_ERR_SHAPE, "qkv.forward",
                         "x has last axis %zu (rank %zu); the projections need %zu",

@@ -22,7 +22,8 @@ llm_status llm_residual_add(llm_tape *tape, llm_var x, llm_var fx, llm_var *y,
         || memcmp(xv->shape, fv->shape, xv->rank * sizeof *xv->shape) != 0)
         return llm_fail(err, LLM_ERR_SHAPE, "nn.residual_add",
                         "x has shape %s and F(x) %s; a residual adds equal shapes "
-                        "only, without broadcasting", llm_fmt_sizes(a, sizeof a, xv->shape, xv->rank),
+                        "only, without broadcasting",
+                        llm_fmt_sizes(a, sizeof a, xv->shape, xv->rank),
                         llm_fmt_sizes(b, sizeof b, fv->shape, fv->rank));
     return llm_pass(err, llm_tape_add(tape, x, fx, y, err), "nn.residual_add");
 }

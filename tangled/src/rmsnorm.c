@@ -14,8 +14,8 @@ llm_status llm_rmsnorm_init(llm_rmsnorm *norm, llm_params *ps, const char *prefi
                         "a layer, a parameter list and a prefix are required");
     if (width == 0)
         return llm_fail(err, LLM_ERR_ARGUMENT, "rmsnorm.init",
-                        "'%.40s' normalises rows of width 0; the width must be positive",
-                        prefix);
+                        "'%.40s' normalises rows of width 0; "
+                        "the width must be positive", prefix);
     if (eps != eps || eps - eps != 0.0)                    /* NaN or an infinity */
         return llm_fail(err, LLM_ERR_NONFINITE, "rmsnorm.init",
                         "eps must be a finite number, it is %g", eps);
@@ -54,14 +54,16 @@ static llm_status rmsnorm_check(const llm_rmsnorm *norm, const llm_params *ps,
     g = &ps->items[norm->gain].value;
     if (g->rank != 1 || g->shape[0] != norm->width)
         return llm_fail(err, LLM_ERR_SHAPE, "rmsnorm.forward",
-                        "gain '%s' has rank %zu and %zu elements; the layer needs [%zu]",
+                        "gain '%s' has rank %zu and %zu elements; "
+                        "the layer needs [%zu]",
                         ps->items[norm->gain].name, g->rank, g->size, norm->width);
     st = llm_tape_value(tape, x, xv, err);
     if (st != LLM_OK)
         return st;
     if ((*xv)->rank == 0)
         return llm_fail(err, LLM_ERR_RANK, "rmsnorm.forward",
-                        "x is a scalar; the layer normalises rows [..., %zu]", norm->width);
+                        "x is a scalar; the layer normalises rows [..., %zu]",
+                        norm->width);
     if ((*xv)->shape[(*xv)->rank - 1] != norm->width)
         return llm_fail(err, LLM_ERR_SHAPE, "rmsnorm.forward",
                         "x's last axis is %zu wide, the layer's width is %zu",

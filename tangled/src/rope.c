@@ -83,7 +83,8 @@ void llm_rope_free(llm_rope *rope)
     memset(rope, 0, sizeof *rope);
 }
 /* The coordinates of pair k in a row of width d. */
-static void rope_pair(llm_rope_pairing pairing, size_t d, size_t k, size_t *i, size_t *j)
+static void rope_pair(llm_rope_pairing pairing, size_t d, size_t k, size_t *i,
+                      size_t *j)
 {
     *i = pairing == LLM_ROPE_ADJACENT ? 2 * k : k;
     *j = pairing == LLM_ROPE_ADJACENT ? 2 * k + 1 : k + d / 2;
@@ -113,13 +114,13 @@ static llm_status rope_check_shape(const llm_rope *rope, const llm_tensor *x,
         return LLM_ERR_ARGUMENT;
     if (x->rank < 2)
         return llm_fail(err, LLM_ERR_RANK, stage,
-                        "x has rank %zu; rotary positions need x [..., T, %zu]", x->rank,
-                        rope->head_dim);
+                        "x has rank %zu; rotary positions need x [..., T, %zu]",
+                        x->rank, rope->head_dim);
     if (x->shape[x->rank - 1] != rope->head_dim)
         return llm_fail(err, LLM_ERR_SHAPE, stage,
-                        "x has shape %s; a rope of head width %zu needs the last axis %zu",
-                        llm_fmt_sizes(buf, sizeof buf, x->shape, x->rank), rope->head_dim,
-                        rope->head_dim);
+                        "x has shape %s; a rope of head width %zu needs the last "
+                        "axis %zu", llm_fmt_sizes(buf, sizeof buf, x->shape, x->rank),
+                        rope->head_dim, rope->head_dim);
     return LLM_OK;
 }
 
@@ -138,25 +139,28 @@ static llm_status rope_rotate(const llm_rope *rope, const llm_tensor *x,
     rows = y.size / d;
     for (n = 0; n < rows; n++) {
         m = positions != NULL ? positions[n % T] : offset + n % T;
-        rope_row(y.data + y.offset + n * d, d, rope->pairing, rope->cos_table + m * half,
-                 rope->sin_table + m * half, 1.0);
+        rope_row(y.data + y.offset + n * d, d, rope->pairing,
+                 rope->cos_table + m * half, rope->sin_table + m * half, 1.0);
     }
     *out = y;
     return LLM_OK;
 }
-llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x, const size_t *positions,
-                          size_t npos, llm_tensor *out, llm_error *err)
+llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x,
+                          const size_t *positions, size_t npos, llm_tensor *out,
+                          llm_error *err)
 {
     const char *stage = "rope.apply";
     size_t T, t;
     llm_status st;
     if (rope == NULL || x == NULL || out == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "a rope, x and an output are required");
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "a rope, x and an output are required");
     if ((st = rope_check_shape(rope, x, stage, err)) != LLM_OK)
         return llm_pass(err, st, "rope.apply");
     T = x->shape[x->rank - 2];
     if (npos != T)
-        return llm_fail(err, LLM_ERR_SHAPE, stage, "%zu positions for %zu rows", npos, T);
+        return llm_fail(err, LLM_ERR_SHAPE, stage, "%zu positions for %zu rows", npos,
+                        T);
     if (T > 0 && positions == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no positions for %zu rows", T);
     for (t = 0; t < T; t++)
@@ -217,8 +221,8 @@ llm_status llm_tape_rope(llm_tape *tape, const llm_rope *rope, llm_var x, size_t
     T = t->shape[t->rank - 2];
     if (T > 0 && (offset >= rope->capacity || T > rope->capacity - offset))
         return llm_fail(err, LLM_ERR_INDEX, stage,
-                        "%zu rows from position %zu reach position %zu; the capacity is "
-                        "%zu (positions 0..%zu)", T, offset,
+                        "%zu rows from position %zu reach position %zu; the capacity "
+                        "is %zu (positions 0..%zu)", T, offset,
                         offset >= rope->capacity ? offset : rope->capacity,
                         rope->capacity, rope->capacity - 1);
     memset(&node, 0, sizeof node);

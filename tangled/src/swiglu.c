@@ -15,10 +15,12 @@ llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
     llm_status st = LLM_OK;
     if (ffn == NULL || ps == NULL || prefix == NULL || rng == NULL)
         return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.init",
-                        "a layer, a parameter list, a prefix and a generator are required");
+                        "a layer, a parameter list, a prefix and a generator "
+                        "are required");
     if (d_model == 0 || d_ff == 0)
         return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.init",
-                        "d_model %zu and d_ff %zu must both be positive", d_model, d_ff);
+                        "d_model %zu and d_ff %zu must both be positive",
+                        d_model, d_ff);
     for (k = 0; k < 3; k++) {
         int n = snprintf(name[k], sizeof name[k], "%s.%s.weight", prefix, part[k]);
         if (n < 0 || (size_t)n >= sizeof name[k])
@@ -123,8 +125,8 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
     *y = out;
     return LLM_OK;
 }
-llm_status llm_swiglu_check(const llm_swiglu *ffn, const llm_params *ps, const char *prefix,
-                            llm_error *err)
+llm_status llm_swiglu_check(const llm_swiglu *ffn, const llm_params *ps,
+                            const char *prefix, llm_error *err)
 {
     static const char *const part[3] = {"gate", "up", "down"};
     char name[2 * LLM_PARAM_NAME_MAX];

@@ -76,8 +76,8 @@ static char *coordinates(char *buf, size_t size, size_t flat, size_t rank,
 /* Appends node (its value contiguous, made by the operation) unless an
    element is NaN or infinite. On failure node's value and parameters are
    freed. */
-static llm_status record_node(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
-                         llm_error *err)
+static llm_status record_node(llm_tape *tape, llm_node node, llm_var *out,
+                              const char *stage, llm_error *err)
 {
     const double *v = node.value.data + node.value.offset;
     size_t j;
@@ -86,8 +86,10 @@ static llm_status record_node(llm_tape *tape, llm_node node, llm_var *out, const
         if (!isfinite(v[j])) {
             llm_status st = llm_fail(err, LLM_ERR_NONFINITE, stage,
                                      "element %s of the result is %g; values on the "
-                                     "tape are finite", coordinates(where, sizeof where, j,
-                                     node.value.rank, node.value.shape), v[j]);
+                                     "tape are finite",
+                                     coordinates(where, sizeof where, j,
+                                                 node.value.rank, node.value.shape),
+                                     v[j]);
             llm_tape_discard(tape, &node);
             return st;
         }
@@ -122,7 +124,8 @@ static void add_back(double *adj, const llm_tensor *t, const llm_tensor *g)
 static llm_status matmul_vjp(const llm_tape *tape, const llm_node *c, size_t k,
                              const double *cbar, double *pbar, llm_error *err)
 {
-    const llm_tensor *a = &tape->nodes[c->arg[0]].value, *b = &tape->nodes[c->arg[1]].value;
+    const llm_tensor *a = &tape->nodes[c->arg[0]].value;
+    const llm_tensor *b = &tape->nodes[c->arg[1]].value;
     const matmul_attr *at = c->attr;
     const int ta = at->trans_a, tb = at->trans_b;
     llm_tensor dc = c->value, g;        /* C's shape and row-major strides ... */
@@ -132,20 +135,23 @@ static llm_status matmul_vjp(const llm_tape *tape, const llm_node *c, size_t k,
     dc.offset = 0;
     dc.owns = 0;
     if (k == 0)                         /* dA = dC op(B)^T, or its transpose */
-        st = ta ? llm_matmul(&g, b, &dc, tb, 1, &why) : llm_matmul(&g, &dc, b, 0, !tb, &why);
+        st = ta ? llm_matmul(&g, b, &dc, tb, 1, &why)
+                : llm_matmul(&g, &dc, b, 0, !tb, &why);
     else                                /* dB = op(A)^T dC, or its transpose */
-        st = tb ? llm_matmul(&g, &dc, a, 1, ta, &why) : llm_matmul(&g, a, &dc, !ta, 0, &why);
+        st = tb ? llm_matmul(&g, &dc, a, 1, ta, &why)
+                : llm_matmul(&g, a, &dc, !ta, 0, &why);
     if (st != LLM_OK)
-        return llm_fail_from(err, &why, "tape.backward", "the gradient of operand %zu of "
-                             "matmul: %s", k, why.message);
+        return llm_fail_from(err, &why, "tape.backward",
+                             "the gradient of operand %zu of matmul: %s", k,
+                             why.message);
     add_back(pbar, k == 0 ? a : b, &g);
     llm_tensor_give(&g);                /* the next step's gradient reuses it */
     return LLM_OK;
 }
 
 static const llm_op matmul_op = {"matmul", matmul_vjp};
-llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, int trans_b,
-                           llm_var *out, llm_error *err)
+llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b,
+                           int trans_a, int trans_b, llm_var *out, llm_error *err)
 {
     const char *stage = "tape.matmul";
     const llm_var args[2] = {a, b};
@@ -175,8 +181,9 @@ llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, in
 }
 /* Every ids[p] (p < n, positions of shape [rank]) must name a row of a table
    of v rows. The first that does not is refused by its coordinates. */
-static llm_status check_ids(const size_t *ids, size_t n, size_t rank, const size_t *shape,
-                            size_t v, const char *stage, llm_error *err)
+static llm_status check_ids(const size_t *ids, size_t n, size_t rank,
+                            const size_t *shape, size_t v, const char *stage,
+                            llm_error *err)
 {
     size_t p;
     char where[128];
@@ -184,7 +191,8 @@ static llm_status check_ids(const size_t *ids, size_t n, size_t rank, const size
         if (ids[p] >= v)
             return llm_fail(err, LLM_ERR_INDEX, stage,
                             "position %s holds ID %zu, the table has %zu rows",
-                            coordinates(where, sizeof where, p, rank, shape), ids[p], v);
+                            coordinates(where, sizeof where, p, rank, shape),
+                            ids[p], v);
     return LLM_OK;
 }
 /* out[p] = row ids[p] of the table, for n positions of d numbers each */
@@ -216,13 +224,15 @@ static llm_status gather_vjp(const llm_tape *tape, const llm_node *c, size_t k,
     const llm_tensor *a = &tape->nodes[c->arg[0]].value;
     const id_list *ids = c->attr;
     (void)k, (void)err;
-    scatter_add(ids->id, ids->n, a->shape[0] > 0 ? a->size / a->shape[0] : 0, cbar, pbar);
+    scatter_add(ids->id, ids->n, a->shape[0] > 0 ? a->size / a->shape[0] : 0, cbar,
+                pbar);
     return LLM_OK;
 }
 
 static const llm_op gather_op = {"gather", gather_vjp};
-llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, size_t rank,
-                           const size_t *shape, llm_var *out, llm_error *err)
+llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids,
+                           size_t rank, const size_t *shape, llm_var *out,
+                           llm_error *err)
 {
     const char *stage = "tape.gather";
     const llm_tensor *t;
@@ -236,13 +246,15 @@ llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, siz
         return st;
     t = &tape->nodes[table.id].value;
     if (rank > 0 && shape == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "IDs of rank %zu need a shape", rank);
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "IDs of rank %zu need a shape",
+                        rank);
     if (t->rank == 0)
-        return llm_fail(err, LLM_ERR_RANK, stage, "a scalar table has no rows to look up");
+        return llm_fail(err, LLM_ERR_RANK, stage,
+                        "a scalar table has no rows to look up");
     if (rank > LLM_MAX_RANK - (t->rank - 1))    /* rank + t->rank - 1, unwrapped */
         return llm_fail(err, LLM_ERR_RANK, stage,
-                        "IDs of rank %zu from a table of rank %zu make more than %d axes",
-                        rank, t->rank, LLM_MAX_RANK);
+                        "IDs of rank %zu from a table of rank %zu make more than "
+                        "%d axes", rank, t->rank, LLM_MAX_RANK);
     for (k = 0; k < rank; k++)
         oshape[k] = shape[k];
     for (k = 1; k < t->rank; k++)
@@ -349,7 +361,8 @@ static llm_status unary_vjp(const llm_tape *tape, const llm_node *c, size_t k,
     const double *y = c->value.data + c->value.offset, *x = NULL;
     llm_tensor copy;
     size_t i;
-    llm_status st = dense(&tape->nodes[c->arg[0]].value, &copy, &x, "tape.backward", err);
+    llm_status st = dense(&tape->nodes[c->arg[0]].value, &copy, &x, "tape.backward",
+                          err);
     (void)k;
     if (st != LLM_OK)
         return st;
@@ -370,8 +383,8 @@ static const unary_op reciprocal_op = {{"reciprocal", unary_vjp}, reciprocal,
 static const unary_op sigmoid_op = {{"sigmoid", unary_vjp}, sigmoid, sigmoid_grad, NULL,
                                     NULL};
 static const unary_op silu_op = {{"silu", unary_vjp}, silu, silu_grad, NULL, NULL};
-static llm_status record_unary(llm_tape *tape, const unary_op *f, llm_var a, llm_var *out,
-                               const char *stage, llm_error *err)
+static llm_status record_unary(llm_tape *tape, const unary_op *f, llm_var a,
+                               llm_var *out, const char *stage, llm_error *err)
 {
     const llm_tensor *x;
     const double *xv = NULL;
@@ -422,7 +435,8 @@ llm_status llm_tape_sqrt(llm_tape *tape, llm_var a, llm_var *out, llm_error *err
 
 llm_status llm_tape_reciprocal(llm_tape *tape, llm_var a, llm_var *out, llm_error *err)
 {
-    return llm_pass(err, record_unary(tape, &reciprocal_op, a, out, "tape.reciprocal", err),
+    return llm_pass(err,
+                    record_unary(tape, &reciprocal_op, a, out, "tape.reciprocal", err),
                     "tape.reciprocal");
 }
 

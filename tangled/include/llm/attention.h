@@ -36,9 +36,9 @@ llm_status llm_qkv_init(llm_qkv *qkv, llm_params *ps, const char *prefix,
 llm_status llm_qkv_init_grouped(llm_qkv *qkv, llm_params *ps, const char *prefix,
                                 size_t d_model, size_t d_q, size_t d_kv, llm_rng *rng,
                                 llm_error *err);
-/* x [..., d_model] -> q [..., d_k], k and v [..., d_kv]: records q = x W_q, k = x W_k and
-   v = x W_v on tape with chapter 19's llm_linear_forward, in that order.
-   Everything that can be refused is checked before the first node is
+/* x [..., d_model] -> q [..., d_k], k and v [..., d_kv]: records q = x W_q,
+   k = x W_k and v = x W_v on tape with chapter 19's llm_linear_forward, in
+   that order. Everything that can be refused is checked before the first node is
    recorded. ps must be the list the projections were built in.
    Errors: LLM_ERR_ARGUMENT (null qkv, ps, tape, q, k or v; two outputs
    that are one variable; a weight position outside ps), LLM_ERR_SHAPE (a
@@ -147,8 +147,9 @@ void llm_rope_free(llm_rope *rope);
    capacity, named with the capacity, before any work), and those of
    llm_tensor_copy (LLM_ERR_ALLOC). Stage "rope.apply". On failure *out is
    not touched. */
-llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x, const size_t *positions,
-                          size_t npos, llm_tensor *out, llm_error *err);
+llm_status llm_rope_apply(const llm_rope *rope, const llm_tensor *x,
+                          const size_t *positions, size_t npos, llm_tensor *out,
+                          llm_error *err);
 /* Records x [..., T, d] rotated at positions offset .. offset+T-1.
    Errors: LLM_ERR_ARGUMENT (tape, rope or out is NULL), LLM_ERR_TAPE (as
    llm_tape_matmul), LLM_ERR_RANK and LLM_ERR_SHAPE (as llm_rope_apply),
@@ -186,8 +187,8 @@ typedef struct llm_mha_trace {
    llm_qkv_init and llm_linear_init. Stage "mha.init". On failure *mha
    and *rng are not touched and ps holds the parameters it held
    (llm_params_truncate). */
-llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix, size_t d_model,
-                        size_t n_heads, llm_rng *rng, llm_error *err);
+llm_status llm_mha_init(llm_mha *mha, llm_params *ps, const char *prefix,
+                        size_t d_model, size_t n_heads, llm_rng *rng, llm_error *err);
 /* x [B, T, D] -> *out [B, H, T, D/H]: head h takes the feature columns
    h*dh .. (h+1)*dh - 1; a reshape to [B, T, H, dh] and a transpose of the
    token and head axes, both on the tape.

@@ -9,7 +9,8 @@
    x' = x + MHA(RMSNorm_attn(x)),  y = x' + SwiGLU(RMSNorm_ffn(x')). */
 typedef struct llm_block {
     llm_rmsnorm attention_norm;  /* <prefix>.attention_norm.gain [D] */
-    llm_mha attention;           /* <prefix>.attention.{query,key,value,output}.weight */
+    llm_mha attention;           /* <prefix>.attention.{query,key,value,
+                                    output}.weight */
     llm_rmsnorm ffn_norm;        /* <prefix>.ffn_norm.gain [D] */
     llm_swiglu ffn;              /* <prefix>.ffn.{gate,up,down}.weight */
 } llm_block;
@@ -36,9 +37,9 @@ typedef struct llm_block_trace {
    llm_swiglu_init (LLM_ERR_OVERFLOW, LLM_ERR_ALLOC). Stage "block.init" for
    the checks made here. On failure *blk and *rng are not touched
    and ps holds the parameters it held (llm_params_truncate). */
-llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix, size_t d_model,
-                          size_t n_heads, size_t d_ff, double eps, llm_rng *rng,
-                          llm_error *err);
+llm_status llm_block_init(llm_block *blk, llm_params *ps, const char *prefix,
+                          size_t d_model, size_t n_heads, size_t d_ff, double eps,
+                          llm_rng *rng, llm_error *err);
 
 /* x [B, T, D] at positions offset .. offset+T-1 -> *y [B, T, D]; trace
    may be NULL. ps is the list blk was built in; rope turns heads of width
@@ -60,8 +61,8 @@ llm_status llm_block_forward(const llm_block *blk, llm_params *ps, llm_tape *tap
    <prefix>.attention_norm, .attention, .ffn_norm and .ffn.
    Errors: LLM_ERR_ARGUMENT (a null pointer), and those of the layers'
    checks. Stage "block.check". */
-llm_status llm_block_check(const llm_block *blk, const llm_params *ps, const char *prefix,
-                           llm_error *err);
+llm_status llm_block_check(const llm_block *blk, const llm_params *ps,
+                           const char *prefix, llm_error *err);
 /* The shape of a decoder: what llm_decoder_init checks and builds. */
 typedef struct llm_decoder_config {
     size_t vocab;       /* V: token IDs 0 .. V-1 */
@@ -99,8 +100,9 @@ typedef struct llm_decoder {
    and those of the layers (LLM_ERR_NAME, LLM_ERR_OVERFLOW, LLM_ERR_ALLOC).
    Stage "decoder.init". On failure *dec and *rng are not touched
    and ps holds the parameters it held (llm_params_truncate). */
-llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps, const llm_decoder_config *cfg,
-                            llm_rng *rng, llm_error *err);
+llm_status llm_decoder_init(llm_decoder *dec, llm_params *ps,
+                            const llm_decoder_config *cfg, llm_rng *rng,
+                            llm_error *err);
 
 /* Frees the decoder's blocks and rope tables; safe on a freed decoder. */
 void llm_decoder_free(llm_decoder *dec);

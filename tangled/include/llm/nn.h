@@ -82,8 +82,8 @@ llm_status llm_linear_forward(const llm_linear *lin, llm_params *ps, llm_tape *t
    <prefix>.weight [d_in, d_out] and, with a bias, <prefix>.bias [d_out].
    Errors: LLM_ERR_ARGUMENT (a null pointer), and those of llm_param_check.
    Stage "linear.check". */
-llm_status llm_linear_check(const llm_linear *lin, const llm_params *ps, const char *prefix,
-                            llm_error *err);
+llm_status llm_linear_check(const llm_linear *lin, const llm_params *ps,
+                            const char *prefix, llm_error *err);
 /* The bias-free SwiGLU feed-forward branch,
    y = (SiLU(x W_g) (.) (x W_u)) W_2, applied to each position alone. */
 typedef struct llm_swiglu {
@@ -120,8 +120,8 @@ llm_status llm_swiglu_forward(const llm_swiglu *ffn, llm_params *ps, llm_tape *t
    <prefix>.gate.weight [D, F], <prefix>.up.weight [D, F],
    <prefix>.down.weight [F, D]. Errors: LLM_ERR_ARGUMENT (a null pointer),
    and those of llm_param_check. Stage "swiglu.check". */
-llm_status llm_swiglu_check(const llm_swiglu *ffn, const llm_params *ps, const char *prefix,
-                            llm_error *err);
+llm_status llm_swiglu_check(const llm_swiglu *ffn, const llm_params *ps,
+                            const char *prefix, llm_error *err);
 /* y = x + fx on tape, for x and fx of exactly the same shape (any rank,
    empty axes included); no broadcasting. The gradient of y goes unchanged
    to both operands.

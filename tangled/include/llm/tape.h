@@ -191,8 +191,8 @@ size_t llm_tape_node_size(void);
    LLM_ERR_OVERFLOW, LLM_ERR_ALLOC), LLM_ERR_NONFINITE (finite operands
    overflowed), LLM_ERR_OVERFLOW and LLM_ERR_ALLOC (the tape cannot grow).
    Every refusal has the stage "tape.matmul". On failure nothing changes. */
-llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, int trans_b,
-                           llm_var *out, llm_error *err);
+llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b,
+                           int trans_a, int trans_b, llm_var *out, llm_error *err);
 
 /* Record the rows ids[p] of table (shape [V, ...]) at the positions of
    shape[0..rank-1]: a tensor of shape [shape..., table's extents after
@@ -204,8 +204,9 @@ llm_status llm_tape_matmul(llm_tape *tape, llm_var a, llm_var b, int trans_a, in
    (the output's element count; the tape cannot grow), LLM_ERR_INDEX (an
    ID >= V, named by the coordinates of its position), LLM_ERR_ALLOC.
    Stage "tape.gather". On failure nothing changes. */
-llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids, size_t rank,
-                           const size_t *shape, llm_var *out, llm_error *err);
+llm_status llm_tape_gather(llm_tape *tape, llm_var table, const size_t *ids,
+                           size_t rank, const size_t *shape, llm_var *out,
+                           llm_error *err);
 
 /* Record e^a, ln a, sqrt(a), 1/a, sigmoid(a) and SiLU(a) = a sigmoid(a),
    elementwise, in a new tensor of a's shape.
