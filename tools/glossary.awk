@@ -28,7 +28,6 @@ BEGIN {
   split("А Б В Г Д Е Ё Ж З И Й К Л М Н О П Р С Т У Ф Х Ц Ч Ш Щ Ъ Ы Ь Э Ю Я " \
         "A B C D E F G H I J K L M N O P Q R S T U V W X Y Z", up, " ")
   nvar = 0; nterm = 0; bad = 0
-  while ((getline pf < "book/pending.txt") > 0) if (pf !~ /^#/ && pf != "") pending[pf] = 1
   nen = split("digest|Digest|reference course|Reference course", en_bad, "|")
 }
 
@@ -75,7 +74,6 @@ in_ru {
   gsub(/`[^`]*`/, "", text)
   for (i = 1; i <= nvar; i++) {
     if (i % 2 == 0 && var[i] == var[i - 1]) continue
-    if (index(text, var[i]) > 0 && (FILENAME in pending)) { pending_left[FILENAME]++; continue }
     if (index(text, var[i]) > 0) {
       t = var_term[i]
       printf "%s:%d: «%s» is not the book's Russian for \"%s\": write «%s» (book/glossary.txt)\n",
@@ -86,8 +84,6 @@ in_ru {
 }
 
 END {
-  for (pfile in pending_left)
-    printf "glossary: %s (book/pending.txt): %d rejected variants still in its Russian text\n", pfile, pending_left[pfile]
   if (page == "") exit bad
   if (page == "en") {
     print "# Glossary {#glossary .unnumbered}"

@@ -9,10 +9,6 @@
 # trace tables, figures and number of display formulas. Exit status 1 and
 # one line per problem (FILE:LINE: ...) when they do not pair up.
 
-BEGIN {
-  while ((getline pf < "book/pending.txt") > 0) if (pf !~ /^#/ && pf != "") pending[pf] = 1
-}
-
 function problem(line, msg) {
   printf "%s:%d: %s\n", FILENAME, line, msg
   bad = 1
@@ -119,9 +115,7 @@ cur_lang != "" {
     # the opening questions must not carry their answers: a trace value in
     # the Predict section is an error unless it is one of the fixture's
     # inputs, marked [key]{.tv .given}
-    if (in_predict && rest !~ /^ *\.given/ && (FILENAME in pending))
-      pending_left[FILENAME]++
-    else if (in_predict && rest !~ /^ *\.given/)
+    if (in_predict && rest !~ /^ *\.given/)
       problem(FNR, "trace value " s " in the Predict section gives an answer away: show it with the evidence ({.predictions}), or mark an input [" s "]{.tv .given}")
     line = substr(line, RSTART + RLENGTH)
   }
@@ -151,7 +145,5 @@ $0 !~ /^[ \t]*$/ {
 
 END {
   if (NR > 0) end_file()
-  for (pfile in pending_left)
-    printf "parity: %s (book/pending.txt): %d trace values still in its Predict section\n", pfile, pending_left[pfile]
   exit bad
 }

@@ -38,8 +38,8 @@ static int chain(llm_tape *tape, llm_tensor *a, llm_tensor *ga, llm_tensor *b,
     *forward += t1 - t0;
     *backward += now() - t1;
     if (!ok)
-        fprintf(stderr, "tape-chain: %s in %s: %s\n", llm_status_name(err.code), err.stage,
-                err.message);
+        fprintf(stderr, "tape-chain: %s in %s: %s\n", llm_status_name(err.code),
+                err.stage, err.message);
     return ok;
 }
 int main(void)
@@ -74,14 +74,16 @@ int main(void)
     printf("tape-chain: %d links (add/mul) of [4, 4] tensors, %zu nodes, %d repeats\n",
            LINKS, nodes, REPEATS);
     printf("record:            %.3g nodes/s (%.0f ns per node)\n",
-           (double)(nodes * REPEATS) / forward, 1e9 * forward / (double)(nodes * REPEATS));
+           (double)(nodes * REPEATS) / forward,
+           1e9 * forward / (double)(nodes * REPEATS));
     printf("backward + reset:  %.3g nodes/s (%.0f ns per node)\n",
-           (double)(nodes * REPEATS) / backward, 1e9 * backward / (double)(nodes * REPEATS));
+           (double)(nodes * REPEATS) / backward,
+           1e9 * backward / (double)(nodes * REPEATS));
     printf("whole step:        %.3g nodes/s\n", (double)(nodes * REPEATS) / total);
     printf("bytes per node:    %zu (node %zu + value %zu + adjoint %zu)\n", bytes,
            llm_tape_node_size(), elements * sizeof(double), elements * sizeof(double));
-    printf("node capacity:     %zu after the warm-up, %zu after the last step\n", capacity,
-           tape.capacity);
+    printf("node capacity:     %zu after the warm-up, %zu after the last step\n",
+           capacity, tape.capacity);
     ok = ok && capacity == tape.capacity;
     llm_tape_free(&tape);
     llm_tensor_free(&a);

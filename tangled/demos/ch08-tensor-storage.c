@@ -31,7 +31,8 @@ static void predict_first(llm_demo *d)
     if (!(LLM_TRY(d, llm_tensor_offset(t, 3, read_at, &o, &d->err))
           && LLM_TRY(d, llm_tensor_get(t, 3, read_at, &v, &d->err))))
         return;
-    printf("read index=[1, 0, 2] offset=%s", llm_put(d, "read_offset", llm_text("%zu", o)));
+    printf("read index=[1, 0, 2] offset=%s",
+           llm_put(d, "read_offset", llm_text("%zu", o)));
     printf(" value=%s\n", llm_put(d, "read_value", llm_num(v, 0)));
     for (i = 0; i < 3; i++)            /* how each axis contributes to the offset */
         llm_row(d, "read_terms", llm_text("%zu", i),
@@ -42,7 +43,8 @@ static void predict_first(llm_demo *d)
           && LLM_TRY(d, llm_tensor_set(t, 3, write_at, 99.0, &d->err))
           && LLM_TRY(d, llm_tensor_offset(t, 3, write_at, &o, &d->err))))
         return;
-    printf("write index=[0, 1, 1] flat=%s", llm_put(d, "write_flat", llm_text("%zu", o)));
+    printf("write index=[0, 1, 1] flat=%s",
+           llm_put(d, "write_flat", llm_text("%zu", o)));
     printf(" before=%s", llm_put(d, "write_before", llm_num(before, 0)));
     printf(" after=%s\n", llm_num(t->data[o], 0));
     printf("storage=%s\n", llm_put(d, "storage_after", llm_nums(t->data, t->size, 0)));
@@ -82,7 +84,8 @@ static void scalar_empty_bits(llm_demo *d)
     llm_tensor *e = llm_own_tensor(d);
     llm_tensor *b = llm_own_tensor(d);
     double v = 0.0, special[2];
-    const uint64_t bits_in[2] = {UINT64_C(0x8000000000000000), UINT64_C(0x7ff8000000000123)};
+    const uint64_t bits_in[2] = {UINT64_C(0x8000000000000000),
+                                 UINT64_C(0x7ff8000000000123)};
     uint64_t bits_out[2];
 
     if (!(LLM_TRY(d, llm_tensor_zeros(s, 0, NULL, &d->err))
@@ -94,7 +97,8 @@ static void scalar_empty_bits(llm_demo *d)
            llm_sizes(s->stride, 0), s->size, llm_num(v, 1));
     printf("empty shape=%s strides=%s elements=%zu\n", llm_sizes(e->shape, 3),
            llm_put(d, "empty_strides", llm_sizes(e->stride, 3)), e->size);
-    llm_refuse(d, "read [0, 0, 0] of the empty tensor", llm_tensor_get(e, 3, zero, &v, &d->err));
+    llm_refuse(d, "read [0, 0, 0] of the empty tensor",
+               llm_tensor_get(e, 3, zero, &v, &d->err));
 
     memcpy(special, bits_in, sizeof special);
     if (!LLM_TRY(d, llm_tensor_from(b, 1, two, special, 2, &d->err)))

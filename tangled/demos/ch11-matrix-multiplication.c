@@ -133,6 +133,7 @@ static void transposed_operands(llm_demo *d)
           && LLM_TRY(d, llm_tensor_transpose(&view, w, 0, 1, &d->err))  /* no copy */
           && LLM_TRY(d, llm_tensor_copy(wt, &view, &d->err))))
         return;
+    llm_put(d, "view_strides", llm_sizes(view.stride, 2));  /* W^T's view */
     for (i = 0; i < 5; i++) {
         c = product(d, first[i], second[i], i == 1 || i == 3, i >= 2);
         if (!d->ok)

@@ -38,7 +38,7 @@ static void node_rows(llm_demo *d, const char *table, const llm_stape *t, int de
 
 /* The gradients of loss, sq and x after a step: printed after label, kept
    as a row of the trace table "passes" and as the values key_loss, ...;
-   they must be the course's gl, gs, gx. */
+   they must be gl, gs, gx, the Rust course's values. */
 static void grads_row(llm_demo *d, const char *label, const char *key, double gl,
                       double gs, double gx)
 {

@@ -72,7 +72,8 @@ llm_status llm_fail_from(llm_error *err, const llm_error *why, const char *stage
 
 llm_status llm_pass(llm_error *err, llm_status code, const char *stage)
 {
-    if (code == LLM_OK || err == NULL || stage == NULL || strcmp(err->stage, stage) == 0)
+    if (code == LLM_OK || err == NULL || stage == NULL
+        || strcmp(err->stage, stage) == 0)
         return code;
     if (err->cause[0] == '\0')
         memcpy(err->cause, err->stage, sizeof err->cause);

@@ -95,7 +95,8 @@ static llm_status apply(llm_stape *tape, llm_sop op, size_t nargs, size_t a, siz
     if (st != LLM_OK)
         return st;
     if (!isfinite(c))
-        return llm_fail(err, LLM_ERR_NONFINITE, stage, "the constant %g is not finite", c);
+        return llm_fail(err, LLM_ERR_NONFINITE, stage, "the constant %g is not finite",
+                        c);
     x = tape->nodes[a].value;
     y = nargs == 2 ? tape->nodes[b].value : 0.0;
     memset(&node, 0, sizeof node);
@@ -126,13 +127,15 @@ llm_status llm_stape_leaf(llm_stape *tape, double value, size_t *out, llm_error 
     return llm_pass(err, record(tape, node, out, "stape.leaf", err), "stape.leaf");
 }
 
-llm_status llm_stape_add(llm_stape *tape, size_t a, size_t b, size_t *out, llm_error *err)
+llm_status llm_stape_add(llm_stape *tape, size_t a, size_t b, size_t *out,
+                         llm_error *err)
 {
     return llm_pass(err, apply(tape, LLM_SOP_ADD, 2, a, b, 0.0, out, "stape.add", err),
                     "stape.add");
 }
 
-llm_status llm_stape_mul(llm_stape *tape, size_t a, size_t b, size_t *out, llm_error *err)
+llm_status llm_stape_mul(llm_stape *tape, size_t a, size_t b, size_t *out,
+                         llm_error *err)
 {
     return llm_pass(err, apply(tape, LLM_SOP_MUL, 2, a, b, 0.0, out, "stape.mul", err),
                     "stape.mul");
@@ -141,7 +144,8 @@ llm_status llm_stape_mul(llm_stape *tape, size_t a, size_t b, size_t *out, llm_e
 llm_status llm_stape_scale(llm_stape *tape, size_t a, double c, size_t *out,
                            llm_error *err)
 {
-    return llm_pass(err, apply(tape, LLM_SOP_SCALE, 1, a, 0, c, out, "stape.scale", err),
+    return llm_pass(err,
+                    apply(tape, LLM_SOP_SCALE, 1, a, 0, c, out, "stape.scale", err),
                     "stape.scale");
 }
 
@@ -153,13 +157,16 @@ llm_status llm_stape_exp(llm_stape *tape, size_t a, size_t *out, llm_error *err)
 
 llm_status llm_stape_tanh(llm_stape *tape, size_t a, size_t *out, llm_error *err)
 {
-    return llm_pass(err, apply(tape, LLM_SOP_TANH, 1, a, 0, 0.0, out, "stape.tanh", err),
+    return llm_pass(err,
+                    apply(tape, LLM_SOP_TANH, 1, a, 0, 0.0, out, "stape.tanh", err),
                     "stape.tanh");
 }
 
 llm_status llm_stape_detach(llm_stape *tape, size_t a, size_t *out, llm_error *err)
 {
-    return llm_pass(err, apply(tape, LLM_SOP_DETACH, 1, a, 0, 0.0, out, "stape.detach", err),
+    return llm_pass(err,
+                    apply(tape, LLM_SOP_DETACH, 1, a, 0, 0.0, out, "stape.detach",
+                          err),
                     "stape.detach");
 }
 
@@ -194,8 +201,8 @@ llm_status llm_stape_partial(const llm_stape *tape, size_t id, size_t k, double 
                         "node %zu is not on a tape of %zu nodes", id, tape->count);
     if (k >= tape->nodes[id].nargs)
         return llm_fail(err, LLM_ERR_TAPE, "stape.partial",
-                        "node %zu (%s) has %zu operand edges, edge %zu was asked for", id,
-                        llm_sop_name(tape->nodes[id].op), tape->nodes[id].nargs, k);
+                        "node %zu (%s) has %zu operand edges, edge %zu was asked for",
+                        id, llm_sop_name(tape->nodes[id].op), tape->nodes[id].nargs, k);
     *d = local_derivative(tape, &tape->nodes[id], k);
     return LLM_OK;
 }
@@ -255,8 +262,8 @@ static llm_status check_node(const llm_stape *tape, size_t id, const void *resul
         return llm_fail(err, LLM_ERR_ARGUMENT, stage,
                         "a tape and a place for the result are required");
     if (id >= tape->count)
-        return llm_fail(err, LLM_ERR_TAPE, stage, "node %zu is not on a tape of %zu nodes",
-                        id, tape->count);
+        return llm_fail(err, LLM_ERR_TAPE, stage,
+                        "node %zu is not on a tape of %zu nodes", id, tape->count);
     return LLM_OK;
 }
 

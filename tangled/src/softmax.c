@@ -129,21 +129,26 @@ static llm_status normalise_new(const char *stage, enum slice_result what,
 llm_status llm_softmax(llm_tensor *out, const llm_tensor *logits, size_t axis,
                        llm_error *err)
 {
-    return llm_pass(err, normalise_new("softmax.softmax", SOFTMAX, out, logits, axis, err),
+    return llm_pass(err,
+                    normalise_new("softmax.softmax", SOFTMAX, out, logits, axis, err),
                     "softmax.softmax");
 }
 
 llm_status llm_log_softmax(llm_tensor *out, const llm_tensor *logits,
                            size_t axis, llm_error *err)
 {
-    return llm_pass(err, normalise_new("softmax.log_softmax", LOG_SOFTMAX, out, logits, axis, err),
+    return llm_pass(err,
+                    normalise_new("softmax.log_softmax", LOG_SOFTMAX, out, logits,
+                                  axis, err),
                     "softmax.log_softmax");
 }
 
 llm_status llm_logsumexp(llm_tensor *out, const llm_tensor *logits,
                          size_t axis, llm_error *err)
 {
-    return llm_pass(err, normalise_new("softmax.logsumexp", LOGSUMEXP, out, logits, axis, err),
+    return llm_pass(err,
+                    normalise_new("softmax.logsumexp", LOGSUMEXP, out, logits, axis,
+                                  err),
                     "softmax.logsumexp");
 }
 llm_status llm_nll_mean(double *loss, const llm_tensor *logits,
@@ -159,7 +164,8 @@ llm_status llm_nll_mean(double *loss, const llm_tensor *logits,
     if (llm_tensor_check(logits, "logits", "softmax.nll_mean", err) != LLM_OK)
         return LLM_ERR_ARGUMENT;
     if (logits->rank == 0)
-        return llm_fail(err, LLM_ERR_AXIS, "softmax.nll_mean", "a scalar has no class axis");
+        return llm_fail(err, LLM_ERR_AXIS, "softmax.nll_mean",
+                        "a scalar has no class axis");
     last = logits->rank - 1;
     v = logits->shape[last];
     if (v == 0)

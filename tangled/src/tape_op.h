@@ -30,8 +30,8 @@ llm_status llm_tape_check(const llm_tape *tape, size_t nargs, const llm_var *arg
 /* node->attr = a block of bytes bytes (at least one), zeroed, for the
    operation's parameters; it is freed with the node.
    Errors: LLM_ERR_ALLOC, under stage; node->attr stays NULL. */
-llm_status llm_tape_attr(llm_tape *tape, llm_node *node, size_t bytes, const char *stage,
-                         llm_error *err);
+llm_status llm_tape_attr(llm_tape *tape, llm_node *node, size_t bytes,
+                         const char *stage, llm_error *err);
 
 /* Frees what a node that was never appended owns: its value (when owned)
    and its parameters. */
@@ -40,7 +40,7 @@ void llm_tape_discard(llm_tape *tape, llm_node *node);
 /* Appends node and writes its handle to *out. The tape takes the node
    over, value and parameters included; when the tape cannot grow
    (LLM_ERR_OVERFLOW, LLM_ERR_ALLOC) it frees them and is as it was. */
-llm_status llm_tape_append(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
-                           llm_error *err);
+llm_status llm_tape_append(llm_tape *tape, llm_node node, llm_var *out,
+                           const char *stage, llm_error *err);
 
 #endif

@@ -40,7 +40,8 @@ static void broadcast_strides(const llm_tensor *t, size_t r, size_t *stride)
     for (k = 0; k < r; k++)
         stride[k] = k < lead || t->shape[k - lead] == 1 ? 0 : t->stride[k - lead];
 }
-static size_t offset_of(size_t base, size_t r, const size_t *index, const size_t *stride)
+static size_t offset_of(size_t base, size_t r, const size_t *index,
+                        const size_t *stride)
 {
     size_t k;
     for (k = 0; k < r; k++)
@@ -83,8 +84,10 @@ llm_status llm_tensor_binary(llm_tensor *out, llm_binary_op op, const llm_tensor
     n = r > 0 ? shape[r - 1] : 1;             /* a row: the last axis */
     if (t.size > 0)
         do {                                  /* idx walks the axes before it */
-            binary_row(op, t.data + i, a->data + offset_of(a->offset, r, idx, sa),
-                       r > 0 ? sa[r - 1] : 0, b->data + offset_of(b->offset, r, idx, sb),
+            binary_row(op, t.data + i,
+                       a->data + offset_of(a->offset, r, idx, sa),
+                       r > 0 ? sa[r - 1] : 0,
+                       b->data + offset_of(b->offset, r, idx, sb),
                        r > 0 ? sb[r - 1] : 0, n);
             i += n;
         } while (llm_index_next(r > 0 ? r - 1 : 0, shape, idx));

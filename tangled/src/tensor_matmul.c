@@ -36,10 +36,14 @@ static void block_4x4(double *restrict c, size_t ldc, const double *restrict a,
     for (k = 0; k < kk; k++) {
         const double *bk = b + k * ldb, *ak = a + k * acs;
         const double a0 = ak[0], a1 = ak[ars], a2 = ak[2 * ars], a3 = ak[3 * ars];
-        r0[0] += a0 * bk[0]; r0[1] += a0 * bk[1]; r0[2] += a0 * bk[2]; r0[3] += a0 * bk[3];
-        r1[0] += a1 * bk[0]; r1[1] += a1 * bk[1]; r1[2] += a1 * bk[2]; r1[3] += a1 * bk[3];
-        r2[0] += a2 * bk[0]; r2[1] += a2 * bk[1]; r2[2] += a2 * bk[2]; r2[3] += a2 * bk[3];
-        r3[0] += a3 * bk[0]; r3[1] += a3 * bk[1]; r3[2] += a3 * bk[2]; r3[3] += a3 * bk[3];
+        r0[0] += a0 * bk[0]; r0[1] += a0 * bk[1];
+        r0[2] += a0 * bk[2]; r0[3] += a0 * bk[3];
+        r1[0] += a1 * bk[0]; r1[1] += a1 * bk[1];
+        r1[2] += a1 * bk[2]; r1[3] += a1 * bk[3];
+        r2[0] += a2 * bk[0]; r2[1] += a2 * bk[1];
+        r2[2] += a2 * bk[2]; r2[3] += a2 * bk[3];
+        r3[0] += a3 * bk[0]; r3[1] += a3 * bk[1];
+        r3[2] += a3 * bk[2]; r3[3] += a3 * bk[3];
     }
     for (j = 0; j < 4; j++) {
         c[j] = r0[j];
@@ -77,7 +81,8 @@ static void matmul_pair(double *c, const double *a, mat_view ma,
             double *cij = c + i * n + j;
             const double *ai = a + i * ma.row_step, *bj = b + j;
             if (i + 4 <= m && j + 4 <= n)
-                block_4x4(cij, n, ai, ma.row_step, ma.col_step, bj, mb.row_step, ma.cols);
+                block_4x4(cij, n, ai, ma.row_step, ma.col_step, bj, mb.row_step,
+                          ma.cols);
             else
                 block_border(cij, n, ai, ma.row_step, ma.col_step, bj, mb.row_step,
                              ma.cols, m - i < 4 ? m - i : 4, n - j < 4 ? n - j : 4);

@@ -17,7 +17,8 @@ llm_status llm_row_major(size_t rank, const size_t *shape, size_t *stride,
         return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.row_major",
                         "a shape of rank %zu needs shape and stride arrays", rank);
     if (size == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.row_major", "no place for the count");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tensor.row_major",
+                        "no place for the count");
     for (k = rank; k-- > 0;) {
         stride[k] = acc;
         if (shape[k] != 0 && acc > SIZE_MAX / shape[k])

@@ -120,8 +120,9 @@ static llm_status check_var(const llm_tape *tape, llm_var v, const char *name,
 }
 
 /* The checks every operation makes before it computes anything. */
-static llm_status check_operation(const llm_tape *tape, size_t nargs, const llm_var *args,
-                                  const llm_var *out, const char *stage, llm_error *err)
+static llm_status check_operation(const llm_tape *tape, size_t nargs,
+                                  const llm_var *args, const llm_var *out,
+                                  const char *stage, llm_error *err)
 {
     static const char *const names[3] = {"operand a", "operand b", "operand c"};
     size_t k;
@@ -129,7 +130,8 @@ static llm_status check_operation(const llm_tape *tape, size_t nargs, const llm_
     if (st != LLM_OK)
         return st;
     if (out == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "no place for the new node's handle");
+        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+                        "no place for the new node's handle");
     for (k = 0; k < nargs; k++)
         if ((st = check_var(tape, args[k], k < 3 ? names[k] : "an operand", stage,
                             err)) != LLM_OK)
@@ -238,8 +240,8 @@ llm_status llm_tape_check(const llm_tape *tape, size_t nargs, const llm_var *arg
     return check_operation(tape, nargs, args, out, stage, err);
 }
 
-llm_status llm_tape_attr(llm_tape *tape, llm_node *node, size_t bytes, const char *stage,
-                         llm_error *err)
+llm_status llm_tape_attr(llm_tape *tape, llm_node *node, size_t bytes,
+                         const char *stage, llm_error *err)
 {
     (void)tape;
     node->attr = llm_calloc(1, bytes > 0 ? bytes : 1);
@@ -255,8 +257,8 @@ void llm_tape_discard(llm_tape *tape, llm_node *node)
     release_node(node);
 }
 
-llm_status llm_tape_append(llm_tape *tape, llm_node node, llm_var *out, const char *stage,
-                           llm_error *err)
+llm_status llm_tape_append(llm_tape *tape, llm_node node, llm_var *out,
+                           const char *stage, llm_error *err)
 {
     return append(tape, node, out, stage, err);
 }
@@ -344,8 +346,8 @@ typedef struct reduce_attr {
     int keepdim;              /* 1: it stays in the result with extent 1 */
 } reduce_attr;
 /* add and sub: a_bar += unbroadcast(c_bar), b_bar += (sign) unbroadcast(c_bar) */
-static void unbroadcast_add(const llm_tape *tape, const llm_node *c, size_t k, int negate,
-                            const double *cbar, double *pbar)
+static void unbroadcast_add(const llm_tape *tape, const llm_node *c, size_t k,
+                            int negate, const double *cbar, double *pbar)
 {
     const llm_tensor *p = &tape->nodes[c->arg[k]].value;
     size_t i, j, n, s;
@@ -522,7 +524,8 @@ static llm_status check_leaf_memory(const llm_tape *tape, const llm_tensor *valu
 {
     size_t k;
     if (grad != NULL && overlaps(grad, value))
-        return llm_fail(err, LLM_ERR_TAPE, stage, "the grad shares memory with the value");
+        return llm_fail(err, LLM_ERR_TAPE, stage,
+                        "the grad shares memory with the value");
     for (k = 0; k < tape->nleaves; k++) {      /* the leaves only, not every node */
         const size_t i = tape->leaves[k];
         const llm_node *leaf = &tape->nodes[i];
@@ -531,8 +534,8 @@ static llm_status check_leaf_memory(const llm_tape *tape, const llm_tensor *valu
             (leaf->grad != NULL && overlaps(value, leaf->grad)))
             return llm_fail(err, LLM_ERR_TAPE, stage,
                             "the new leaf shares memory with leaf %zu (an accumulator "
-                            "with a value or another accumulator); record a tensor once "
-                            "and reuse its handle", i);
+                            "with a value or another accumulator); record a tensor "
+                            "once and reuse its handle", i);
     }
     return LLM_OK;
 }
@@ -641,21 +644,24 @@ static llm_status record_binary(llm_tape *tape, const llm_op *op, llm_binary_op 
 llm_status llm_tape_add(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
                         llm_error *err)
 {
-    return llm_pass(err, record_binary(tape, &add_op, LLM_ADD, a, b, out, "tape.add", err),
+    return llm_pass(err,
+                    record_binary(tape, &add_op, LLM_ADD, a, b, out, "tape.add", err),
                     "tape.add");
 }
 
 llm_status llm_tape_sub(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
                         llm_error *err)
 {
-    return llm_pass(err, record_binary(tape, &sub_op, LLM_SUB, a, b, out, "tape.sub", err),
+    return llm_pass(err,
+                    record_binary(tape, &sub_op, LLM_SUB, a, b, out, "tape.sub", err),
                     "tape.sub");
 }
 
 llm_status llm_tape_mul(llm_tape *tape, llm_var a, llm_var b, llm_var *out,
                         llm_error *err)
 {
-    return llm_pass(err, record_binary(tape, &mul_op, LLM_MUL, a, b, out, "tape.mul", err),
+    return llm_pass(err,
+                    record_binary(tape, &mul_op, LLM_MUL, a, b, out, "tape.mul", err),
                     "tape.mul");
 }
 llm_status llm_tape_reshape(llm_tape *tape, llm_var a, size_t rank, const size_t *shape,
@@ -702,7 +708,8 @@ llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t a
     node.op = &transpose_op;
     node.nargs = 1;
     node.arg[0] = a.id;
-    st = llm_tensor_transpose(&node.value, &tape->nodes[a.id].value, axis_a, axis_b, err);
+    st = llm_tensor_transpose(&node.value, &tape->nodes[a.id].value, axis_a, axis_b,
+                              err);
     if (st == LLM_OK)
         st = llm_tape_attr(tape, &node, sizeof *at, stage, err);
     if (st != LLM_OK)
@@ -740,8 +747,8 @@ static llm_status record_reduce(llm_tape *tape, const llm_op *op, llm_reduce_op 
     return append(tape, node, out, stage, err);
 }
 
-llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim, llm_var *out,
-                        llm_error *err)
+llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim,
+                        llm_var *out, llm_error *err)
 {
     return llm_pass(err, record_reduce(tape, &sum_op, LLM_SUM, a, axis, keepdim, out,
                                        "tape.sum", err), "tape.sum");
@@ -772,7 +779,8 @@ llm_status llm_tape_sum_all(llm_tape *tape, llm_var a, llm_var *out, llm_error *
     }
     if (!isfinite(acc))
         return llm_fail(err, LLM_ERR_NONFINITE, stage,
-                        "the sum of %zu finite elements overflowed to %g", src->size, acc);
+                        "the sum of %zu finite elements overflowed to %g", src->size,
+                        acc);
     memset(&node, 0, sizeof node);
     node.op = &sum_all_op;
     node.nargs = 1;
@@ -811,7 +819,8 @@ static llm_status check_seed(const llm_tape *tape, llm_var v, const llm_tensor *
         return LLM_OK;
     }
     if (seed->data == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "tape.backward", "the seed has no buffer");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tape.backward",
+                        "the seed has no buffer");
     if (!same_shape(seed, out))
         return llm_fail(err, LLM_ERR_SHAPE, "tape.backward",
                         "the seed must have the output's shape: rank %zu and %zu "
@@ -892,8 +901,8 @@ static llm_status propagate(const llm_tape *tape, size_t out, const llm_tensor *
                                 "cannot allocate the adjoint of node %zu", p);
             if (c->op->vjp == NULL)           /* a bug of the operation, not the data */
                 return llm_fail(err, LLM_ERR_TAPE, "tape.backward",
-                                "operation %s has an edge but no vector-Jacobian product",
-                                llm_op_name(c->op));
+                                "operation %s has an edge but no "
+                                "vector-Jacobian product", llm_op_name(c->op));
             if ((st = c->op->vjp(tape, c, k, bar[i], bar[p], err)) != LLM_OK)
                 return st;
         }
@@ -939,8 +948,9 @@ llm_status llm_tape_backward(llm_tape *tape, llm_var v, const llm_tensor *seed,
     double **bar;
     size_t i;
     llm_status st = check_tape(tape, "tape.backward", err);
-    if (st != LLM_OK || (st = check_var(tape, v, "the output", "tape.backward", err)) != LLM_OK ||
-        (st = check_seed(tape, v, seed, err)) != LLM_OK)
+    if (st != LLM_OK
+        || (st = check_var(tape, v, "the output", "tape.backward", err)) != LLM_OK
+        || (st = check_seed(tape, v, seed, err)) != LLM_OK)
         return llm_pass(err, st, "tape.backward");
     bar = llm_calloc(v.id + 1, sizeof *bar);
     if (bar == NULL)

@@ -19,7 +19,8 @@ typedef llm_status (*llm_objective)(void *ctx, const llm_tensor *theta,
 typedef struct llm_difference {
     double estimate;
     double h_minus, h_plus;          /* theta - fl(theta - h), fl(theta + h) - theta */
-    double slope_minus, slope_plus;  /* (f(theta) - f(lo))/h_minus, (f(hi) - f(theta))/h_plus */
+    double slope_minus, slope_plus;  /* (f(theta) - f(lo))/h_minus,
+                                        (f(hi) - f(theta))/h_plus */
 } llm_difference;
 
 /* Estimates df/dtheta[flat] by the weighted three-point difference. Element

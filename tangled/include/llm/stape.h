@@ -50,8 +50,10 @@ void llm_stape_free(llm_stape *tape);
    or infinite, also when finite operands overflow), LLM_ERR_OVERFLOW and
    LLM_ERR_ALLOC (the tape cannot grow). On failure nothing changes. */
 llm_status llm_stape_leaf(llm_stape *tape, double value, size_t *out, llm_error *err);
-llm_status llm_stape_add(llm_stape *tape, size_t a, size_t b, size_t *out, llm_error *err);
-llm_status llm_stape_mul(llm_stape *tape, size_t a, size_t b, size_t *out, llm_error *err);
+llm_status llm_stape_add(llm_stape *tape, size_t a, size_t b, size_t *out,
+                         llm_error *err);
+llm_status llm_stape_mul(llm_stape *tape, size_t a, size_t b, size_t *out,
+                         llm_error *err);
 llm_status llm_stape_scale(llm_stape *tape, size_t a, double c, size_t *out,
                            llm_error *err);
 llm_status llm_stape_exp(llm_stape *tape, size_t a, size_t *out, llm_error *err);

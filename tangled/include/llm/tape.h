@@ -128,8 +128,8 @@ llm_status llm_tape_transpose(llm_tape *tape, llm_var a, size_t axis_a, size_t a
 /* Record the sum or the mean of a over axis; keepdim keeps the axis with
    extent 1. Errors: as llm_tape_add, and those of llm_tensor_reduce
    (LLM_ERR_AXIS, LLM_ERR_EMPTY for a mean over extent 0). */
-llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim, llm_var *out,
-                        llm_error *err);
+llm_status llm_tape_sum(llm_tape *tape, llm_var a, size_t axis, int keepdim,
+                        llm_var *out, llm_error *err);
 llm_status llm_tape_mean(llm_tape *tape, llm_var a, size_t axis, int keepdim,
                          llm_var *out, llm_error *err);
 

@@ -21,8 +21,8 @@ typedef struct llm_tensor {
 
 /* Row-major strides of shape and its element count.
    Errors: LLM_ERR_RANK (rank > LLM_MAX_RANK), LLM_ERR_ARGUMENT (null shape
-   or stride with rank > 0, null size), LLM_ERR_OVERFLOW (a stride, the count or the byte size
-   does not fit in size_t). */
+   or stride with rank > 0, null size), LLM_ERR_OVERFLOW (a stride, the count
+   or the byte size does not fit in size_t). */
 llm_status llm_row_major(size_t rank, const size_t *shape, size_t *stride,
                          size_t *size, llm_error *err);
 /* A new owned tensor of the given shape, every element +0.0.
