@@ -202,9 +202,10 @@ function find_scopes(    l, e, r, changed, k, p) {
           changed = 1
         }
   } while (changed)
+  # the files each chunk is part of: lroot[l, 1..nlroot[l]]
   for (l in label_name)
     for (r = 1; r <= nroot; r++)
-      if ((label_name[l], root[r]) in reach) has_root[l] = 1
+      if ((label_name[l], root[r]) in reach) { has_root[l] = 1; lroot[l, ++nlroot[l]] = root[r] }
   for (l in label_name)
     for (r = 1; r <= nroot; r++)
       if (root[r] ~ /^tangled\/(src|include)\// && ((label_name[l], root[r]) in reach)) {
@@ -228,10 +229,9 @@ function find_scopes(    l, e, r, changed, k, p) {
 }
 
 # Whether the chunks labelled a and b are parts of one file.
-function same_file(a, b,    r) {
-  for (r = 1; r <= nroot; r++)
-    if (((label_name[a], root[r]) in reach) && ((label_name[b], root[r]) in reach))
-      return 1
+function same_file(a, b,    k) {
+  for (k = 1; k <= nlroot[a]; k++)
+    if ((label_name[b], lroot[a, k]) in reach) return 1
   return 0
 }
 
@@ -317,21 +317,23 @@ function close_chapter() {
 # Where a use of an identifier stands: in code, or in a comment or a string
 # (finduses marks names everywhere; the Uses line names only the uses in
 # code). cs: 0 code, 1 line comment, 2 block comment, 3 string, 4 character.
-function c_scan(t,    i, n, ch) {
-  n = length(t)
-  for (i = 1; i <= n; i++) {
-    ch = substr(t, i, 1)
+function c_scan(t,    ch) {
+  while (t != "") {
     if (cs == 0) {
-      if (ch == "/" && substr(t, i + 1, 1) == "/") { cs = 1; i++ }
-      else if (ch == "/" && substr(t, i + 1, 1) == "*") { cs = 2; i++ }
-      else if (ch == "\"") cs = 3
-      else if (ch == "'") cs = 4
+      if (!match(t, /\/\/|\/\*|["']/)) return
+      ch = substr(t, RSTART, RLENGTH)
+      cs = (ch == "//") ? 1 : (ch == "/*") ? 2 : (ch == "\"") ? 3 : 4
     } else if (cs == 2) {
-      if (ch == "*" && substr(t, i + 1, 1) == "/") { cs = 0; i++ }
-    } else if (cs == 3 || cs == 4) {
-      if (ch == "\\") i++
-      else if ((cs == 3 && ch == "\"") || (cs == 4 && ch == "'")) cs = 0
-    }
+      if (!match(t, /\*\//)) return
+      cs = 0
+    } else if (cs == 3) {
+      if (!match(t, /\\.|"/)) return
+      if (RLENGTH == 1) cs = 0
+    } else if (cs == 4) {
+      if (!match(t, /\\.|'/)) return
+      if (RLENGTH == 1) cs = 0
+    } else return
+    t = substr(t, RSTART + RLENGTH)
   }
 }
 
@@ -509,7 +511,7 @@ function flush_code(    i, foot, sep) {
     in_code = 1
     c_label = ""; c_name = ""; c_prev = ""; c_next = ""; c_file = ""
     c_usedin = ""; c_defs = ""; c_uses = ""; c_nlines = 0; c_cur = ""
-    pending_ref = ""; ids_pending = ""; in_xuses = 0; ncand = 0
+    pending_ref = ""; ids_pending = ""; in_xuses = 0; ncand = 0; delete in_cand
     cs = 0; nrefs = 0; split("", code_use)
     next
   }
@@ -557,8 +559,7 @@ function flush_code(    i, foot, sep) {
     } else if ($1 == "@index") {
       if ($2 == "use" && cs == 0) code_use[$3] = 1
       if ($2 == "isdefined") {
-        for (i = 1; i <= ncand && cand[i] != $3; i++) ;
-        if (i > ncand) cand[++ncand] = $3
+        if (!($3 in in_cand)) { cand[++ncand] = $3; in_cand[$3] = 1 }
       } else if ($2 == "defitem") {
         # a library name links to its entry in the index (html only)
         if (!($3 in c_name_of_c) && !(($3, c_label) in false_def))
@@ -572,8 +573,8 @@ function flush_code(    i, foot, sep) {
             c_uses = c_uses (c_uses == "" ? "" : ", ") "`" $3 "` " ids_pending
           if (resolved_lib) lib_use[$3, c_label] = 1
         }
-        ncand = 0
-      } else if ($2 == "begindefs" || $2 == "beginuses") ncand = 0
+        ncand = 0; delete in_cand
+      } else if ($2 == "begindefs" || $2 == "beginuses") { ncand = 0; delete in_cand }
     }
     next
   }

@@ -9,9 +9,15 @@
 set -eu
 out=$1
 shift
-noroots "$@" | sed -n 's/^<<\(tangled\/.*\)>>$/\1/p' | sort -u |
+# noweb's front end reads the chapters once; its tangler (what notangle
+# runs) then writes each root from that one markup.
+lib=/usr/lib/noweb
+markup=$(mktemp)
+trap 'rm -f "$markup"' EXIT
+"$lib/markup" "$@" > "$markup"
+sed -n 's/^@defn \(tangled\/.*\)$/\1/p' "$markup" | sort -u |
 while IFS= read -r root; do
   dest="$out/${root#tangled/}"
   mkdir -p "$(dirname "$dest")"
-  notangle -R"$root" "$@" | cpif "$dest"
+  "$lib/nt" -R"$root" < "$markup" | cpif "$dest"
 done

@@ -13,13 +13,19 @@ lib=/usr/lib/noweb
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$lib/markup" "$@" | "$lib/autodefs.c" | "$lib/finduses" | "$lib/noidx" > "$tmp/markup"
-for mode in html pdf; do
-  for lang in en ru; do
-    mkdir -p "$tmp/$mode-$lang" "$out/$mode-$lang"
-    awk -f tools/nwpandoc.awk -v mode="$mode" -v lang="$lang" -v out="$tmp/$mode-$lang" \
-      "$tmp/markup" "$tmp/markup"
-    for f in "$tmp/$mode-$lang"/*.md; do
-      cpif "$out/$mode-$lang/$(basename "$f")" < "$f"
-    done
+# The four back-end runs are independent: two at a time (one per edition's
+# html and pdf), each machine core taking one.
+weave_one() {
+  mkdir -p "$tmp/$1-$2" "$out/$1-$2"
+  awk -f tools/nwpandoc.awk -v mode="$1" -v lang="$2" -v out="$tmp/$1-$2" \
+    "$tmp/markup" "$tmp/markup"
+  for f in "$tmp/$1-$2"/*.md; do
+    cpif "$out/$1-$2/$(basename "$f")" < "$f"
   done
+}
+for lang in en ru; do
+  weave_one html "$lang" & html=$!
+  weave_one pdf "$lang" & pdf=$!
+  wait "$html" || exit 1
+  wait "$pdf" || exit 1
 done
