@@ -52,7 +52,8 @@ PAGES     := $(SLUGS) identifiers glossary index
 
 .PHONY: all build deps tangle lib demos reports unit figures html pdf bench \
         check check-reports check-portable check-valgrind check-parity \
-        check-site check-hostile check-layers expected clean mutate
+        check-site check-hostile check-layers check-pdf expected clean mutate \
+        $(addprefix pdf-parts-,$(LANGS))
 
 all:
 	@tools/install-deps.sh
@@ -276,7 +277,7 @@ $(foreach l,$(LANGS),$(eval $(call chapter_page,$(1),$(l))))
 endef
 
 define chapter_page
-$(B)/html/$(2)/$(1).html: $(B)/weave/html-$(2)/$(1).md $(B)/traces/ch$(1).trace \
+$(B)/html/$(2)/$(1).html: $(B)/weave/html-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \
     $(addprefix $(B)/html/$(2)/figures/,$(addsuffix .svg,$(call figs_of,$(1)))) \
     tools/book.lua book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
@@ -345,9 +346,9 @@ endef
 $(foreach l,$(LANGS),$(eval $(call html_rules,$(l))))
 
 # The front page names the chapters present and the PDFs' sizes; building
-# the PDFs writes it again (tools/landing.sh).
-$(B)/html/index.html: book/landing.html tools/landing.sh $(foreach l,$(LANGS),$(foreach s,$(SLUGS),$(B)/html/$(l)/$(s).html)) \
-    $(wildcard $(B)/html/book-*.pdf)
+# the PDFs writes it again (tools/landing.sh), so that a page's edit does
+# not wait for the PDFs.
+$(B)/html/index.html: book/landing.html tools/landing.sh $(foreach l,$(LANGS),$(foreach s,$(SLUGS),$(B)/html/$(l)/$(s).html))
 	@mkdir -p $(@D)
 	tools/landing.sh $< $(B)/html $(SLUGS) > $@
 
@@ -355,17 +356,58 @@ html: $(B)/html/index.html $(foreach l,$(LANGS),$(foreach p,$(PAGES) search,$(B)
         $(B)/html/$(l)/style.css $(B)/html/$(l)/search.js $(B)/html/$(l)/search-index.js)
 
 # --------------------------------------------------------------------- pdf --
+# The front page again, for the PDFs' sizes (only if the site is built).
+LANDING_AGAIN = if [ -f $(B)/html/index.html ]; then \
+  tools/landing.sh book/landing.html $(B)/html $(SLUGS) > $(B)/html/index.html.new && \
+  cpif $(B)/html/index.html < $(B)/html/index.html.new && rm -f $(B)/html/index.html.new; fi
+
+# What every page of an edition's PDF depends on, besides its chapters.
+PDF_TOOLS := tools/book.lua tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
+pdf_shared = $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(B)/weave/pdf-$(1)/identifiers.md $(PDF_TOOLS)
+# A chapter's own inputs.
+pdf_part = $(B)/weave/pdf-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \
+  $(addprefix $(B)/figures/$(2)/,$(addsuffix .pdf,$(call figs_of,$(1))))
+
+# The whole book. Building it also stamps every chapter as checked
+# ($(B)/pdf/LANG/part/SLUG.ok).
 define pdf_rules
-$(B)/html/book-$(1).pdf: $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(TRACES) \
-    $(addprefix $(B)/weave/pdf-$(1)/,$(addsuffix .md,$(SLUGS) identifiers)) \
-    $(addprefix $(B)/figures/$(1)/,$(addsuffix .pdf,$(FIGS))) \
-    tools/book.lua tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
+$(B)/html/book-$(1).pdf: $(call pdf_shared,$(1)) $(foreach s,$(SLUGS),$(call pdf_part,$(s),$(1)))
 	@tools/pdf.sh $(1) $(B) $$@ $(SLUGS)
+	@mkdir -p $(B)/pdf/$(1)/part && cd $(B)/pdf/$(1)/part && touch $(addsuffix .ok,$(SLUGS))
+
+pdf-parts-$(1): $(foreach s,$(SLUGS),$(B)/pdf/$(1)/part/$(s).ok)
 endef
 $(foreach l,$(LANGS),$(eval $(call pdf_rules,$(l))))
 
+# One chapter typeset and checked on its own (tools/pdf.sh --part).
+define pdf_part_rule
+$(B)/pdf/$(2)/part/$(1).ok: $(call pdf_part,$(1),$(2))
+	@tools/pdf.sh --part $(2) $(B) $(1)
+	@touch $$@
+endef
+$(foreach l,$(LANGS),$(foreach s,$(SLUGS),$(eval $(call pdf_part_rule,$(s),$(l)))))
+
 pdf: $(foreach l,$(LANGS),$(B)/html/book-$(l).pdf)
-	@if [ -f $(B)/html/index.html ]; then $(MAKE) -s --no-print-directory $(B)/html/index.html; fi
+	@$(LANDING_AGAIN)
+
+# make check's PDF stage: an edition's whole book when there is none yet or
+# when something other than its chapters changed (front matter, glossary,
+# index, tools, preamble); otherwise each changed chapter on its own, which
+# is what an edit of one chapter can break. make builds the whole books.
+check-pdf:
+	@goals=; for l in $(LANGS); do \
+	  whole=; [ -f $(B)/html/book-$$l.pdf ] && [ -f $(B)/pdf/$$l/current.tex ] || whole=1; \
+	  if [ -z "$$whole" ]; then \
+	    case $$l in \
+	      en) shared="$(call pdf_shared,en)" ;; \
+	      ru) shared="$(call pdf_shared,ru)" ;; \
+	    esac; \
+	    for f in $$shared; do [ $$f -nt $(B)/html/book-$$l.pdf ] && whole=1; done; \
+	  fi; \
+	  if [ -n "$$whole" ]; then goals="$$goals $(B)/html/book-$$l.pdf"; else goals="$$goals pdf-parts-$$l"; fi; \
+	done; \
+	$(MAKE) -s --no-print-directory -j2 $$goals
+	@$(LANDING_AGAIN)
 
 # ------------------------------------------------------------------- check --
 check-parity:
@@ -374,13 +416,15 @@ check-parity:
 	@awk -f tools/chapter-refs.awk $(CHAPTERS) book/front.md
 
 check-site: html pdf
-	@tools/check-site.sh $(B)/html
+	@tools/check-site.sh $(B)/html $(B)/stamps/site
 
 # make check prints each stage's time and the whole run's. After an edit,
 # the stages that run binaries (unit tests, sanitizers, the hostile caller,
-# valgrind) re-run only for binaries whose bytes changed, html and pdf
-# rebuild only what the edit touched, and the browser opens again only the
-# pages that changed; a check from clean runs everything.
+# valgrind) re-run only for binaries whose bytes changed, html rebuilds
+# only what the edit touched, pdf typesets and checks only the chapters that
+# changed (check-pdf), and the browser opens again only the pages whose
+# check depends on something that changed (tools/site-keys.awk); a check
+# from clean runs everything.
 check:
 	@date +%s.%N > $(B)/.check-start 2>/dev/null || { mkdir -p $(B); date +%s.%N > $(B)/.check-start; }
 	@tools/install-deps.sh
@@ -396,9 +440,9 @@ check:
 	@tools/stage reports    $(MAKE) --no-print-directory check-reports
 	@tools/stage portable   $(MAKE) --no-print-directory check-portable
 	@tools/stage valgrind   $(MAKE) --no-print-directory check-valgrind
-	@tools/stage html       $(MAKE) -s --no-print-directory html
-	@tools/stage pdf        $(MAKE) -s --no-print-directory pdf
-	@tools/stage browser    tools/check-site.sh $(B)/html
+	@tools/stage html       $(MAKE) -s --no-print-directory -j2 html
+	@tools/stage pdf        $(MAKE) -s --no-print-directory check-pdf
+	@tools/stage browser    tools/check-site.sh $(B)/html $(B)/stamps/site
 	@echo "make check: all stages passed in $$(awk -v s=$$(cat $(B)/.check-start) -v e=$$(date +%s.%N) 'BEGIN { printf "%.1f", e - s }') s"
 
 clean:

@@ -7,12 +7,14 @@
 # It names each problem with its page (and, for an overfull line, the line
 # of book.tex and the chapter around it).
 #
-# Usage: tools/check-pdf.sh LANG WORKDIR [strict]
+# Usage: tools/check-pdf.sh LANG WORKDIR [strict [WHAT]]
 #   WORKDIR holds book.tex, book.log and book.pdf. With "strict" (or
-#   PDF_CHECK_STRICT=1) any problem fails; otherwise it only reports.
+#   PDF_CHECK_STRICT=1) any problem fails; otherwise it only reports. WHAT
+#   names what was typeset (default: the LANG edition).
 set -eu
 lang=$1 work=$2
 strict=${3:-${PDF_CHECK_STRICT:-0}}
+what=${4:-the $lang edition}
 [ "$strict" = strict ] && strict=1
 limit=${PDF_OVERFULL_PT:-5}
 
@@ -73,15 +75,15 @@ set -- $(tail -1 "$work/overfull.txt")
 over_all=$2 over_big=$3
 set -- $(tail -1 "$work/stranded.txt")
 stranded=$2
-echo "check-pdf: the $lang edition has $over_all overfull lines, $over_big over ${limit}pt; $stranded chunk headers cut off from their code"
+echo "check-pdf: $what has $over_all overfull lines, $over_big over ${limit}pt; $stranded chunk headers cut off from their code"
 status=0
 if [ "$over_big" -gt 0 ]; then
-  echo "check-pdf: lines over ${limit}pt into the margin ($lang):" >&2
+  echo "check-pdf: lines over ${limit}pt into the margin ($what):" >&2
   sed '$d' "$work/overfull.txt" >&2
   status=1
 fi
 if [ "$stranded" -gt 0 ]; then
-  echo "check-pdf: chunk headers at the foot of a page ($lang):" >&2
+  echo "check-pdf: chunk headers at the foot of a page ($what):" >&2
   sed '$d' "$work/stranded.txt" >&2
   status=1
 fi
