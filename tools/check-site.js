@@ -18,6 +18,9 @@
 // every accent (\hat, \tilde, \bar) is a spacing character, not a combining
 // one, and is drawn: its box has a size, lies over its base and makes the
 // formula taller than the base alone.
+// It opens the pages listed in window.CHECK (all of window.PAGES if there
+// is no such list): tools/check-site.sh leaves out the pages that passed
+// and whose dependencies have not changed since.
 // Results go into <pre id="result">, one line each, and the line DONE at the
 // end; tools/check-site.sh reads them.
 'use strict';
@@ -325,7 +328,8 @@ async function checkNarrow(page) {
 }
 
 (async () => {
-  for (const page of window.PAGES) {
+  const check = window.CHECK || window.PAGES;
+  for (const page of check) {
     try { await checkPage(page); } catch (e) { fail(page, 'exception ' + e); }
     try { await checkNarrow(page); } catch (e) { fail(page, 'exception at ' + PHONE_WIDTH + ' px: ' + e); }
     if (/^(en|ru)\/search\.html$/.test(page))
@@ -338,7 +342,7 @@ async function checkNarrow(page) {
   if (chapters.filter((p) => p.startsWith('en/')).length === 0 ||
       chapters.filter((p) => p.startsWith('ru/')).length === 0)
     fail('site', 'no chapter pages of one edition');
-  out.push('pages=' + window.PAGES.length + ' links=' + nlinks + ' images=' + nimages +
+  out.push('pages=' + check.length + (check.length < window.PAGES.length ? ' (of ' + window.PAGES.length + ')' : '') + ' links=' + nlinks + ' images=' + nimages +
            ' math=' + nmath + ' narrow=' + nnarrow + ' index-entries=' + nentries +
            ' chunk-refs=' + nchunkrefs + ' contents-links=' + ntoc + ' accents=' + naccents +
            ' searches=' + nsearch + ' failures=' + failures);

@@ -113,6 +113,8 @@ BEGIN {
 
 # ---------------------------------------------------------------- pass 1 --
 NR == FNR {
+  # the most frequent lines, which this pass does not read
+  if ($1 == "@index" && ($2 == "isused" || $2 == "isdefined") || $1 == "@xref" && $2 == "ref") next
   if ($1 == "@file") {
     cur = basename_nw($2)
     nch++
@@ -390,17 +392,20 @@ function h_line(s,    i, n, ch, w, q, cls, e) {
     }
     if (hb) {
       if (ch == "*" && substr(s, i + 1, 1) == "/") { h_add("co", "*/"); hb = 0; i += 2 }
+      else if (match(substr(s, i), /^[^*\001]+/)) { h_add("co", substr(s, i, RLENGTH)); i += RLENGTH }
       else { h_add("co", ch); i++ }
       continue
     }
     if (ch == "/" && substr(s, i + 1, 1) == "*") { h_add("co", "/*"); hb = 1; i += 2; continue }
     if (ch == "/" && substr(s, i + 1, 1) == "/") {
       # to the end of the line, chunk references still links
-      while (i <= n && substr(s, i, 1) != "\001") { h_add("co", substr(s, i, 1)); i++ }
+      match(substr(s, i), /^[^\001]*/)
+      h_add("co", substr(s, i, RLENGTH)); i += RLENGTH
       continue
     }
     if (hp) {
-      h_add("pp", ch); i++
+      if (match(substr(s, i), /^[^\001\/]+/)) { h_add("pp", substr(s, i, RLENGTH)); i += RLENGTH }
+      else { h_add("pp", ch); i++ }
       continue
     }
     if (ch == "\"" || ch == "'") {
@@ -410,6 +415,9 @@ function h_line(s,    i, n, ch, w, q, cls, e) {
         q = substr(s, i, 1)
         if (q == "\001") break
         if (q == "\\") { h_add(cls == "st" ? "sc" : "ch", substr(s, i, 2)); i += 2; continue }
+        if (q != ch && match(substr(s, i), (ch == "\"") ? "^[^\"\\\\\001]+" : "^[^'\\\\\001]+")) {
+          h_add(cls, substr(s, i, RLENGTH)); i += RLENGTH; continue
+        }
         h_add(cls, q); i++
         if (q == ch) break
       }
@@ -433,7 +441,12 @@ function h_line(s,    i, n, ch, w, q, cls, e) {
       i += RLENGTH
       continue
     }
-    if (ch ~ /[][(){}<>=!&|^~?:;,.*%+\/-]/) { h_add("op", ch); i++; continue }
+    if (ch ~ /[][(){}<>=!&|^~?:;,*%+-]/) {
+      match(substr(s, i), /^[][(){}<>=!&|^~?:;,*%+-]+/)
+      h_add("op", substr(s, i, RLENGTH)); i += RLENGTH; continue
+    }
+    if (ch ~ /[.\/]/) { h_add("op", ch); i++; continue }
+    if (match(substr(s, i), /^[ \t]+/)) { h_add("", substr(s, i, RLENGTH)); i += RLENGTH; continue }
     h_add("", ch); i++
   }
   h_add("-", "")
