@@ -102,6 +102,10 @@ fi
 # the first of its part and opens with the part's title page; the whole
 # book's part titles stay where they are.)
 if [ -n "$part" ]; then
+  # two chapters of one edition may be checked at once (make -j2): one at a
+  # time rewrites current.tex and reads its links
+  exec 9> "$book/current.lock"
+  flock 9
   awk -v newpart="$work/book.tex" -v num="$(expr "${slug%%-*}" - 1)" '
     BEGIN {
       start = "\\setcounter{chapter}{" num "}"
@@ -116,13 +120,14 @@ if [ -n "$part" ]; then
     skip && /^\\setcounter\{chapter\}|^\\hypertarget\{glossary\}|^\\backmatter/ { skip = 0 }
     !skip || /^\\setcounter\{part\}/ { print }
     END { if (!done) { print "pdf.sh: the whole book has no " start > "/dev/stderr"; exit 1 } }
-  ' "$book/current.tex" > "$book/current.tex.new"
-  mv "$book/current.tex.new" "$book/current.tex"
+  ' "$book/current.tex" > "$work/current.tex.new"
+  mv "$work/current.tex.new" "$book/current.tex"
 else
   cp "$work/book.tex" "$book/current.tex"
 fi
 grep -o '\\hyperlink{[^}]*}' "$book/current.tex" | sed 's/.*{\(.*\)}/\1/' | sort -u > "$work/links"
 grep -o '\\hypertarget{[^}]*}' "$book/current.tex" | sed 's/.*{\(.*\)}/\1/' | sort -u > "$work/targets"
+if [ -n "$part" ]; then flock -u 9; fi
 dead=$(comm -23 "$work/links" "$work/targets")
 if [ -n "$dead" ]; then
   echo "pdf.sh: $what links to anchors that do not exist:" $dead >&2
