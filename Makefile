@@ -247,10 +247,15 @@ $(B)/figures/$(1)/%.pdf: figures/%.tex book/figure-preamble.tex tools/figure.sh
 	@tools/figure.sh $(1) $$< $$@ $(B)
 
 # The SVG comes from the XDV tools/figure.sh writes next to the PDF: text
-# stays text, in the book's fonts embedded as WOFF2.
-$(B)/html/$(1)/figures/%.svg: $(B)/figures/$(1)/%.pdf
+# stays text, in the book's fonts embedded as WOFF2, on the PDF's page (the
+# standalone class's paper size, not the box of every path drawn, which
+# counts the parts a plot clips away). A figure whose smallest text would be
+# too small in print is refused (tools/figure-size.awk).
+$(B)/html/$(1)/figures/%.svg: $(B)/figures/$(1)/%.pdf tools/figure-size.awk
 	@mkdir -p $$(@D)
-	@dvisvgm --font-format=woff2 --exact-bbox -v0 -o $$@ $$(<:.pdf=.xdv) > $$@.log 2>&1 || { cat $$@.log >&2; exit 1; }; rm -f $$@.log
+	@dvisvgm --font-format=woff2 --bbox=papersize -v0 -o $$@.new $$(<:.pdf=.xdv) > $$@.log 2>&1 || { cat $$@.log >&2; exit 1; }; rm -f $$@.log
+	@awk -v name=$$@ -f tools/figure-size.awk $$@.new || { rm -f $$@.new; exit 1; }
+	@mv $$@.new $$@
 endef
 $(foreach l,$(LANGS),$(eval $(call figure_rules,$(l))))
 

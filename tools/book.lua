@@ -176,6 +176,34 @@ local function has_class(el, class)
   return false
 end
 
+-- A formula as plain text, for a figure's text alternative: TeX's names of
+-- symbols become the symbols, markup goes, and what is left reads as typed.
+local TEX_SYMBOLS = {
+  varepsilon = 'ε', epsilon = 'ε', alpha = 'α', beta = 'β', gamma = 'γ',
+  delta = 'δ', Delta = 'Δ', eta = 'η', theta = 'θ', lambda = 'λ', mu = 'μ',
+  pi = 'π', rho = 'ρ', sigma = 'σ', tau = 'τ', ell = 'ℓ', odot = '⊙',
+  propto = '∝', cdot = '·', le = '≤', leq = '≤', ge = '≥', geq = '≥',
+  neq = '≠', approx = '≈', to = '→', infty = '∞', times = '×',
+  sqrt = '√', partial = '∂', sum = 'Σ', ldots = '…', cdots = '⋯', dots = '…',
+  mid = '|', lVert = '‖', rVert = '‖', Vert = '‖',
+}
+local function math_text(tex)
+  local t = tex:gsub('\\[,;:!]', ' '):gsub('\\quad', ' ')
+  t = t:gsub('\\(%a+)', function(name)
+    if TEX_SYMBOLS[name] then return TEX_SYMBOLS[name] end
+    return ''   -- \text, \mathrm, \hat, \left, \right, ...: markup
+  end)
+  t = t:gsub('[{}]', ''):gsub('%s+', ' ')
+  return (t:gsub('^ ', ''):gsub(' $', ''))
+end
+
+local function plain_text(inlines)
+  local span = pandoc.walk_inline(pandoc.Span(inlines), {
+    Math = function(m) return pandoc.Str(math_text(m.text)) end,
+  })
+  return pandoc.utils.stringify(span)
+end
+
 local function chapter_filter(chapter)
   return {
     Span = function(el)
@@ -245,10 +273,17 @@ local function chapter_filter(chapter)
         local check = (figext == 'svg') and (FIGCHECK .. '/' .. el.src .. '.svg') or path
         local f = io.open(check, 'r')
         if not f then fail(chapter .. ': no figure ' .. check) end
+        local head = f:read(4096) or ''
         f:close()
         el.src = path
-        -- on the web, a figure can be opened on its own, at any size
+        -- on the web, a figure can be opened on its own, at any size; its
+        -- own width (CSS pixels) lets a phone show it larger (book/style.css)
         if figext == 'svg' then
+          local pt = head:match("<svg[^>]- width='([%d.]+)pt'")
+          if not pt then fail(chapter .. ': no width in points in ' .. check) end
+          el.attributes.style = string.format('--fig-width: %.0fpx', tonumber(pt) * 4 / 3)
+          -- the text alternative is the caption, its formulas as plain text
+          el.attributes.alt = plain_text(el.caption)
           local label = (lang == 'ru') and 'открыть рисунок отдельно' or 'open the figure on its own'
           el.caption[#el.caption + 1] = pandoc.Space()
           el.caption[#el.caption + 1] = pandoc.Link({ pandoc.Str('⤢ ' .. label) }, path, '',

@@ -3,8 +3,9 @@
 // up space on the screen, every image loads, every internal link reaches an
 // existing file and anchor, and the language link reaches the same page in
 // the other edition. It also checks the layout: at a phone's width (390 px)
-// no page is wider than the screen (wide tables, code, reports and math
-// scroll inside their own boxes), and on a desktop a code line of the book's
+// no page is wider than the screen (wide tables, code, reports, math and
+// figures scroll inside their own boxes) and every figure's smallest text
+// is 8 px high or more, and on a desktop a code line of the book's
 // length (88 characters) fits a chunk's code block and a report without
 // scrolling. On the identifier index, the letter jumps reach a heading per
 // letter, every entry has an anchor of its own and sits under its letter,
@@ -27,9 +28,10 @@
 
 const out = [];
 let failures = 0, nlinks = 0, nimages = 0, nmath = 0, nnarrow = 0, nentries = 0;
-let nchunkrefs = 0, ntoc = 0, naccents = 0, nsearch = 0;
+let nchunkrefs = 0, ntoc = 0, naccents = 0, nsearch = 0, nfigures = 0;
 const PHONE_WIDTH = 390;      // CSS pixels: a phone held upright
 const LINE_LENGTH = 88;       // characters: the book's longest code line
+const MIN_FIGURE_TEXT = 8;    // CSS pixels: the smallest figure text on a phone
 const docs = new Map();
 
 function fail(page, msg) { failures++; out.push('FAIL ' + page + ': ' + msg); }
@@ -84,6 +86,10 @@ async function checkPage(page) {
     nimages++;
     if (!(await imageLoaded(img))) fail(page, 'image does not load: ' + img.getAttribute('src'));
     if (!img.getAttribute('alt')) fail(page, 'image without a text alternative: ' + img.getAttribute('src'));
+    // a formula the text alternative lost leaves a gap ("falls as  from ,")
+    else if (/\s\s|\s[,.;:)]|⤢/.test(img.getAttribute('alt')))
+      fail(page, 'the text alternative of ' + img.getAttribute('src') + ' has lost words: ' +
+                 img.getAttribute('alt').slice(0, 80));
   }
 
   const maths = doc.querySelectorAll('math');
@@ -295,7 +301,20 @@ function checkIndex(page, doc) {
   }
 }
 
-// At a phone's width the page is no wider than the screen.
+// The smallest text of an SVG figure, in the figure's own units, and the
+// width of its view box in those units (dvisvgm writes one CSS rule a font
+// size); null for an image that is no such SVG.
+async function figureText(src) {
+  const text = await readFile(src);
+  if (text === null) return null;
+  const box = /<svg[^>]* viewBox='[-0-9.]+ [-0-9.]+ ([0-9.]+) /.exec(text);
+  const sizes = [...text.matchAll(/font-size:([0-9.]+)px/g)].map((m) => parseFloat(m[1]));
+  if (!box || sizes.length === 0) return null;
+  return { smallest: Math.min(...sizes), width: parseFloat(box[1]) };
+}
+
+// At a phone's width the page is no wider than the screen, and a figure's
+// smallest text is drawn at MIN_FIGURE_TEXT pixels or more.
 async function checkNarrow(page) {
   const url = new URL(page, location.href).href;
   const frame = await openFrame(url, PHONE_WIDTH);
@@ -303,6 +322,16 @@ async function checkNarrow(page) {
   if (doc && doc.body) {
     for (const img of doc.images) await imageLoaded(img);
     nnarrow++;
+    for (const img of doc.querySelectorAll('figure img')) {
+      if (!/\.svg$/.test(img.getAttribute('src'))) continue;
+      const t = await figureText(img.src);
+      if (t === null) { fail(page, 'figure without sized text: ' + img.getAttribute('src')); continue; }
+      const px = t.smallest * img.getBoundingClientRect().width / t.width;
+      nfigures++;
+      if (!(px >= MIN_FIGURE_TEXT))
+        fail(page, 'at ' + PHONE_WIDTH + ' px the smallest text of ' + img.getAttribute('src') +
+                   ' is ' + px.toFixed(1) + ' px high (at least ' + MIN_FIGURE_TEXT + ')');
+    }
     const root = doc.documentElement;
     if (root.scrollWidth > root.clientWidth) {
       // name the first element that reaches past the screen and is not
@@ -343,7 +372,7 @@ async function checkNarrow(page) {
       chapters.filter((p) => p.startsWith('ru/')).length === 0)
     fail('site', 'no chapter pages of one edition');
   out.push('pages=' + check.length + (check.length < window.PAGES.length ? ' (of ' + window.PAGES.length + ')' : '') + ' links=' + nlinks + ' images=' + nimages +
-           ' math=' + nmath + ' narrow=' + nnarrow + ' index-entries=' + nentries +
+           ' math=' + nmath + ' narrow=' + nnarrow + ' phone-figures=' + nfigures + ' index-entries=' + nentries +
            ' chunk-refs=' + nchunkrefs + ' contents-links=' + ntoc + ' accents=' + naccents +
            ' searches=' + nsearch + ' failures=' + failures);
   out.push('DONE');
