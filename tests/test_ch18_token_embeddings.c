@@ -281,7 +281,7 @@ START_TEST(forward_refusals_record_nothing)
     ck_assert_str_eq(where(&err), "embedding.forward");
     ck_assert_msg(strstr(err.message, "token_embedding.weight") != NULL, "%s", err.message);
     ck_assert_int_eq(llm_embedding_forward(&emb, &none, &tape, fixture_ids, 2, fixture_shape,
-                                           &x, &err), LLM_ERR_ARGUMENT);
+                                           &x, &err), LLM_ERR_NAME);
     ck_assert_str_eq(where(&err), "embedding.forward");
     ck_assert_int_eq(llm_embedding_forward(&emb, &ps, &tape, fixture_ids, 2, huge, &x, &err),
                      LLM_ERR_OVERFLOW);

@@ -424,7 +424,7 @@ START_TEST(param_leaf_finds_the_recorded_leaf_or_refuses)
     assert_error(llm_param_leaf(NULL, &ps, 0, &out, &err), &err, LLM_ERR_ARGUMENT, "param.leaf");
     assert_error(llm_param_leaf(&tape, NULL, 0, &out, &err), &err, LLM_ERR_ARGUMENT, "param.leaf");
     assert_error(llm_param_leaf(&tape, &ps, 0, NULL, &err), &err, LLM_ERR_ARGUMENT, "param.leaf");
-    assert_error(llm_param_leaf(&tape, &ps, 2, &out, &err), &err, LLM_ERR_ARGUMENT, "param.leaf");
+    assert_error(llm_param_leaf(&tape, &ps, 2, &out, &err), &err, LLM_ERR_NAME, "param.leaf");
     ck_assert(marked_bytes(&out, sizeof out));
     /* after a reset the old leaf is gone: a new one is recorded */
     ck_assert_int_eq(llm_tape_reset(&tape, NULL), LLM_OK);
@@ -547,7 +547,7 @@ START_TEST(forward_refusals_leave_output_and_tape_untouched)
     REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, xv, &y, &err), LLM_ERR_SHAPE, "linear.forward");
     ck_assert_ptr_nonnull(strstr(err.message, "[2, 3]"));
     REFUSED_HERE(llm_linear_forward(&f.lin, &f.ps, &tape, xsv, &y, &err), LLM_ERR_RANK, "linear.forward");
-    REFUSED_HERE(llm_linear_forward(&f.lin, &empty, &tape, xok, &y, &err), LLM_ERR_ARGUMENT,
+    REFUSED_HERE(llm_linear_forward(&f.lin, &empty, &tape, xok, &y, &err), LLM_ERR_NAME,
             "linear.forward");
     REFUSED_HERE(llm_linear_forward(&f.lin, &swapped, &tape, xok, &y, &err), LLM_ERR_SHAPE,
             "linear.forward");

@@ -615,7 +615,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_output_alone)
 
     bad = ffn;
     bad.up = 3;
-    ck_assert_int_eq(llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), LLM_ERR_ARGUMENT);
+    ck_assert_int_eq(llm_swiglu_forward(&bad, &ps, &tape, xv, &y, &err), LLM_ERR_NAME);
     ck_assert_str_eq(where(&err), "swiglu.forward");
     ck_assert(strstr(err.message, "up") != NULL);
     bad = ffn;

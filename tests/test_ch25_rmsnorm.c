@@ -433,7 +433,7 @@ START_TEST(forward_refusals_name_their_stage_and_record_nothing)
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &f.ps, &tape, v2, NULL, &err),
                      LLM_ERR_ARGUMENT);
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &empty, &tape, v2, &y, &err),
-                     LLM_ERR_ARGUMENT);
+                     LLM_ERR_NAME);
     ck_assert_int_eq(llm_rmsnorm_forward(&f.norm, &wide, &tape, v2, &y, &err), LLM_ERR_SHAPE);
     ck_assert_str_eq(where(&err), "rmsnorm.forward");
     bad = f.norm;

@@ -552,7 +552,7 @@ START_TEST(forward_refusals_name_their_stage_and_leave_the_outputs_alone)
 
     bad = qkv;
     bad.key.weight = 3;
-    ck_assert_int_eq(llm_qkv_forward(&bad, &ps, &tape, xv, &q, &k, &v, &err), LLM_ERR_ARGUMENT);
+    ck_assert_int_eq(llm_qkv_forward(&bad, &ps, &tape, xv, &q, &k, &v, &err), LLM_ERR_NAME);
     ck_assert_str_eq(where(&err), "qkv.forward");
     ck_assert(strstr(err.message, "key") != NULL);
     bad = qkv;

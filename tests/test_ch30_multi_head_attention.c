@@ -614,7 +614,7 @@ START_TEST(forward_refusals_come_before_the_first_node)
     odd = l.mha;
     odd.output.weight = 9;
     ck_assert_int_eq(llm_mha_forward(&odd, &l.ps, &tape, &l.rope, av, 0, &tr, &y, &err),
-                     LLM_ERR_ARGUMENT);
+                     LLM_ERR_NAME);
     odd = l.mha;
     odd.output.weight = odd.qkv.query.weight;
     ck_assert_int_eq(llm_mha_forward(&odd, &l.ps, &tape, &l.rope, av, 0, &tr, &y, &err),

@@ -280,7 +280,7 @@ static void refusals(llm_demo *d)
                                         err), LLM_ERR_SHAPE);
     llm_refuse_as(d, "an empty parameter list",
                   llm_embedding_forward(&emb, empty, tape, ids, 2, ids_shape, &out,
-                                        err), LLM_ERR_ARGUMENT);
+                                        err), LLM_ERR_NAME);
 
     memset(&spare, 0x5a, sizeof spare);
     memcpy(&marker, &spare, sizeof spare);

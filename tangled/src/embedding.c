@@ -26,7 +26,7 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
         return llm_fail(err, LLM_ERR_ARGUMENT, "param.leaf",
                         "a tape, a parameter list and an output are required");
     if (index >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "param.leaf",
+        return llm_fail(err, LLM_ERR_NAME, "param.leaf",
                         "parameter %zu of a list of %zu", index, ps->count);
     p = &ps->items[index];
     if (tape->epoch != 0 && !tape->released)      /* else llm_tape_leaf refuses */
@@ -85,7 +85,7 @@ llm_status llm_embedding_forward(const llm_embedding *emb, llm_params *ps,
                         "a layer, a parameter list, a tape, the IDs' shape and an "
                         "output handle are required");
     if (emb->weight >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "embedding.forward",
+        return llm_fail(err, LLM_ERR_NAME, "embedding.forward",
                         "the table is parameter %zu, the list has %zu", emb->weight,
                         ps->count);
     p = &ps->items[emb->weight];

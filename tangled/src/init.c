@@ -151,7 +151,7 @@ llm_status llm_params_set_trainable(llm_params *ps, size_t index, int trainable,
         return llm_fail(err, LLM_ERR_ARGUMENT, "params.set_trainable",
                         "no parameter list");
     if (index >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "params.set_trainable",
+        return llm_fail(err, LLM_ERR_NAME, "params.set_trainable",
                         "parameter %zu of a list of %zu", index, ps->count);
     ps->items[index].trainable = trainable != 0;
     return LLM_OK;

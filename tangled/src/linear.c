@@ -67,7 +67,7 @@ static llm_status check_param(const llm_linear *lin, const llm_params *ps, size_
     const llm_param *p;
     char got[96], want[96];
     if (at >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "linear.forward",
+        return llm_fail(err, LLM_ERR_NAME, "linear.forward",
                         "the layer's %s is parameter %zu, but the list has %zu", what,
                         at, ps->count);
     p = &ps->items[at];

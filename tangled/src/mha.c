@@ -169,7 +169,7 @@ llm_status llm_mha_forward(const llm_mha *mha, llm_params *ps, llm_tape *tape,
                         "%zu positions from %zu do not fit a context of %zu positions", n,
                         offset, rope->capacity);
     if (mha->output.weight >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage,
+        return llm_fail(err, LLM_ERR_NAME, stage,
                         "the output weight's position %zu is not in a list of %zu",
                         mha->output.weight, ps->count);
     t = &ps->items[mha->output.weight].value;

@@ -85,7 +85,7 @@ static llm_status check_weight(const llm_qkv *qkv, const llm_params *ps,
 {
     const llm_tensor *w;
     if (lin->weight >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "qkv.forward",
+        return llm_fail(err, LLM_ERR_NAME, "qkv.forward",
                         "the %s weight is parameter %zu, but the list has %zu", what,
                         lin->weight, ps->count);
     w = &ps->items[lin->weight].value;

@@ -48,7 +48,7 @@ static llm_status rmsnorm_check(const llm_rmsnorm *norm, const llm_params *ps,
         return llm_fail(err, LLM_ERR_ARGUMENT, "rmsnorm.forward",
                         "the layer's eps %g is not a finite number >= 0", norm->eps);
     if (norm->gain >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "rmsnorm.forward",
+        return llm_fail(err, LLM_ERR_NAME, "rmsnorm.forward",
                         "the layer's gain is parameter %zu, but the list has %zu",
                         norm->gain, ps->count);
     g = &ps->items[norm->gain].value;

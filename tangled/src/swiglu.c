@@ -54,7 +54,7 @@ static llm_status swiglu_weight(const llm_params *ps, size_t index, size_t rows,
     const llm_tensor *v;
     char shape[64];
     if (index >= ps->count)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "swiglu.forward",
+        return llm_fail(err, LLM_ERR_NAME, "swiglu.forward",
                         "the %s weight is at position %zu of a list of %zu parameters",
                         what, index, ps->count);
     v = &ps->items[index].value;

@@ -41,7 +41,8 @@ llm_status llm_qkv_init_grouped(llm_qkv *qkv, llm_params *ps, const char *prefix
    that order. Everything that can be refused is checked before the first node is
    recorded. ps must be the list the projections were built in.
    Errors: LLM_ERR_ARGUMENT (null qkv, ps, tape, q, k or v; two outputs
-   that are one variable; a weight position outside ps), LLM_ERR_SHAPE (a
+   that are one variable), LLM_ERR_NAME (a weight position outside ps),
+   LLM_ERR_SHAPE (a
    weight that is not [d_model, d_k] or [d_model, d_kv]; the last axis of
    x is not d_model),
    LLM_ERR_RANK (x is a scalar), and those of the tape (LLM_ERR_TAPE for a
@@ -215,7 +216,7 @@ llm_status llm_mha_merge_heads(llm_tape *tape, llm_var x, llm_var *out, llm_erro
    built; the rope's head width is not head_dim), LLM_ERR_TAPE (x stale or
    not on the tape), LLM_ERR_RANK (x is not of rank 3), LLM_ERR_SHAPE (x's
    last axis is not D), LLM_ERR_EMPTY (T = 0: a causal row needs a key),
-   LLM_ERR_INDEX (offset + T beyond the rope's capacity), LLM_ERR_ARGUMENT
+   LLM_ERR_INDEX (offset + T beyond the rope's capacity), LLM_ERR_NAME
    and LLM_ERR_SHAPE (a weight missing from ps or not [D, D]). All of these
    are found before the first node is recorded. Then those of the tape
    operations (LLM_ERR_ALLOC; LLM_ERR_NONFINITE when finite values

@@ -32,8 +32,8 @@ llm_status llm_embedding_init(llm_embedding *emb, llm_params *ps, const char *pr
 /* ids [shape...] (rank axes, row-major) -> *x [shape..., width] on tape:
    the rows of the layer's table, which enters through llm_param_leaf.
    Errors, in the order checked: LLM_ERR_ARGUMENT (null emb, ps, tape or x;
-   null shape with rank > 0; the layer's position is not in ps; null ids
-   with elements), LLM_ERR_SHAPE (the parameter there is not [vocab,
+   null shape with rank > 0), LLM_ERR_NAME (the layer's position is not in
+   ps), LLM_ERR_ARGUMENT (null ids with elements), LLM_ERR_SHAPE (the parameter there is not [vocab,
    width]), LLM_ERR_RANK (rank >= LLM_MAX_RANK), LLM_ERR_OVERFLOW (too many
    IDs), LLM_ERR_INDEX (an ID >= vocab), then those of llm_param_leaf and
    llm_tape_gather. A refused call records nothing, and a gather that
@@ -70,8 +70,8 @@ llm_status llm_linear_init(llm_linear *lin, llm_params *ps, const char *prefix,
    leading axes of x flattened into N rows for one [N, d_in] x [d_in, d_out]
    product. ps must be the list the layer was built in; its parameters enter
    the tape through llm_param_leaf, once per recording.
-   Errors: LLM_ERR_ARGUMENT (null lin, ps, tape or y; a parameter position
-   outside ps), LLM_ERR_SHAPE (the weight is not [d_in, d_out], the bias is
+   Errors: LLM_ERR_ARGUMENT (null lin, ps, tape or y), LLM_ERR_NAME (a
+   parameter position outside ps), LLM_ERR_SHAPE (the weight is not [d_in, d_out], the bias is
    not [d_out], or the last axis of x is not d_in), LLM_ERR_RANK (x is a
    scalar), and those of the tape operations. On failure *y is not touched
    and the tape is as it was: the checks run before the first node, and a
@@ -107,8 +107,8 @@ llm_status llm_swiglu_init(llm_swiglu *ffn, llm_params *ps, const char *prefix,
 /* x [..., D] -> y [..., D]: every row of x (all axes but the last,
    flattened) goes through (SiLU(x W_g) (.) (x W_u)) W_2, recorded on tape;
    the three weights enter it through llm_param_leaf, once per recording.
-   Errors: LLM_ERR_ARGUMENT (a null pointer, a weight position outside the
-   list), LLM_ERR_SHAPE (a weight whose shape is not
+   Errors: LLM_ERR_ARGUMENT (a null pointer), LLM_ERR_NAME (a weight
+   position outside the list), LLM_ERR_SHAPE (a weight whose shape is not
    [D, F], [D, F], [F, D]; x's last axis is not D), LLM_ERR_RANK (x is a
    scalar), and those of the tape's operations (LLM_ERR_TAPE for a stale x
    or a released tape, LLM_ERR_NONFINITE for a weight that is not finite,
@@ -155,8 +155,8 @@ llm_status llm_rmsnorm_init(llm_rmsnorm *norm, llm_params *ps, const char *prefi
    axis, + eps (a constant), sqrt, reciprocal, * x, * g; the gain enters
    through llm_param_leaf, once per recording.
    Errors, in the order checked: LLM_ERR_ARGUMENT (null norm, ps, tape or
-   y; the layer's eps not finite and >= 0; its gain position outside ps),
-   LLM_ERR_SHAPE (the gain is not [D]), LLM_ERR_TAPE (x stale or not on
+   y; the layer's eps not finite and >= 0), LLM_ERR_NAME (its gain position
+   outside ps), LLM_ERR_SHAPE (the gain is not [D]), LLM_ERR_TAPE (x stale or not on
    the tape), LLM_ERR_RANK (x is a scalar), LLM_ERR_SHAPE (x's last axis is
    not D), LLM_ERR_NONFINITE (a row whose mean square overflows, or is 0 while eps
    is 0), then those of the tape operations (LLM_ERR_NONFINITE for a gain

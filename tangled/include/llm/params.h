@@ -65,7 +65,7 @@ llm_status llm_params_find(const llm_params *ps, const char *name, size_t *index
 /* Freezes parameter index (trainable = 0) or thaws it (any other value).
    A leaf recorded before the change keeps its accumulator or its lack of
    one; the next recording follows the flag.
-   Errors: LLM_ERR_ARGUMENT (ps is NULL, index >= ps->count). */
+   Errors: LLM_ERR_ARGUMENT (ps is NULL), LLM_ERR_NAME (index >= ps->count). */
 llm_status llm_params_set_trainable(llm_params *ps, size_t index, int trainable,
                                     llm_error *err);
 /* Appends name: a Xavier-uniform [fan_in, fan_out] value drawn from rng, a
@@ -95,8 +95,8 @@ llm_status llm_param_check(const llm_params *ps, size_t index, const char *name,
    its grad, or has no grad when the parameter is frozen.
    Add no parameter to ps while a recording holds its leaves: growing the
    list may move the grad tensors they point to.
-   Errors: LLM_ERR_ARGUMENT (null tape, ps or out; index >= ps->count) and
-   those of llm_tape_leaf. On failure *out is not touched. */
+   Errors: LLM_ERR_ARGUMENT (null tape, ps or out), LLM_ERR_NAME (index >=
+   ps->count) and those of llm_tape_leaf. On failure *out is not touched. */
 llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var *out,
                           llm_error *err);
 /* Sets every gradient coordinate of ps to +0.0; values are not touched.
