@@ -260,9 +260,9 @@ endef
 $(foreach l,$(LANGS),$(eval $(call figure_rules,$(l))))
 
 # The data a chapter's figures read: its trace as pgfkeys.
-$(B)/figures/data/%.tex: $(B)/traces/%.trace tools/trace2tex.awk
+$(B)/figures/data/%.tex: $(B)/traces/%.trace tools/trace2tex.awk book/trace-words.txt
 	@mkdir -p $(@D)
-	awk -f tools/trace2tex.awk $< > $@
+	awk -f tools/trace2tex.awk book/trace-words.txt $< > $@
 
 PANDOC_HTML = pandoc --from markdown --to html5 --standalone --mathml --highlight-style=tango \
   --template book/template.html --lua-filter tools/book.lua --lua-filter tools/web.lua \
@@ -284,7 +284,7 @@ endef
 define chapter_page
 $(B)/html/$(2)/$(1).html: $(B)/weave/html-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \
     $(addprefix $(B)/html/$(2)/figures/,$(addsuffix .svg,$(call figs_of,$(1)))) \
-    tools/book.lua book/template.html book/metadata.yaml
+    tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(2)) --number-sections \
 	  --number-offset=$$$$(expr $(call chapter_of,$(1)) - 1) -o $$@ $$<
@@ -307,11 +307,11 @@ $(B)/weave/stamp: $(CHAPTERS) tools/nwpandoc.awk tools/weave.sh
 $(foreach k,html-en html-ru pdf-en pdf-ru,$(B)/weave/$(k)/%.md): $(B)/weave/stamp ;
 
 define html_rules
-$(B)/html/$(1)/identifiers.html: $(B)/weave/html-$(1)/identifiers.md tools/book.lua book/template.html book/metadata.yaml
+$(B)/html/$(1)/identifiers.html: $(B)/weave/html-$(1)/identifiers.md tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=identifiers -o $$@ $$<
 
-$(B)/html/$(1)/glossary.html: $(B)/weave/glossary-$(1).md tools/book.lua book/template.html book/metadata.yaml
+$(B)/html/$(1)/glossary.html: $(B)/weave/glossary-$(1).md tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=glossary -M title-en="Glossary" -M title-ru="Словарь терминов" -o $$@ $$<
 
@@ -323,7 +323,7 @@ $(B)/weave/front-$(1).md: book/front.md tools/edition.awk
 	@mkdir -p $$(@D)
 	awk -f tools/edition.awk -v lang=$(1) book/front.md > $$@
 
-$(B)/html/$(1)/index.html: $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md tools/book.lua book/template.html book/metadata.yaml
+$(B)/html/$(1)/index.html: $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=index -M title-en="Contents" -M title-ru="Оглавление" \
 	  -o $$@ $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md
@@ -339,7 +339,7 @@ $(foreach p,$(PAGES),$(B)/html/$(1)/$(p).html): tools/web.lua $(B)/weave/html-$(
 
 $(B)/html/$(1)/search.html: book/search.md tools/book.lua tools/web.lua book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
-	$(call PANDOC_HTML,$(1)) -M slug=search -M title-en="Search" -M title-ru="Поиск" -o $$@ $$<
+	$(call PANDOC_HTML,$(1)) -M slug=search -M search-page=true -M title-en="Search" -M title-ru="Поиск" -o $$@ $$<
 
 $(B)/html/$(1)/search.js: book/search.js
 	@mkdir -p $$(@D)
@@ -367,7 +367,7 @@ LANDING_AGAIN = if [ -f $(B)/html/index.html ]; then \
   cpif $(B)/html/index.html < $(B)/html/index.html.new && rm -f $(B)/html/index.html.new; fi
 
 # What every page of an edition's PDF depends on, besides its chapters.
-PDF_TOOLS := tools/book.lua tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
+PDF_TOOLS := tools/book.lua book/trace-words.txt tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
 pdf_shared = $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(B)/weave/pdf-$(1)/identifiers.md $(PDF_TOOLS)
 # A chapter's own inputs.
 pdf_part = $(B)/weave/pdf-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \

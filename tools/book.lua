@@ -85,12 +85,21 @@ end
 
 -- Demos print a few words (yes, exact, pass, ...) in their reports and
 -- traces; the Russian edition quotes them in Russian. Only a value that is
--- exactly one of these words is translated.
-local RU_WORDS = {
-  ['yes'] = 'да', ['no'] = 'нет', ['exact'] = 'точно', ['changed'] = 'изменено',
-  ['bit-identical'] = 'побитово одинаковы', ['bit-exact'] = 'бит в бит',
-  ['pass'] = 'проходит', ['fail'] = 'не проходит', ['accepted'] = 'принято',
-}
+-- exactly one of these words is translated; the words and their Russian
+-- are in book/trace-words.txt, which the figures read too.
+local RU_WORDS = {}
+do
+  local f = io.open('book/trace-words.txt', 'r')
+  if not f then error('book.lua: no book/trace-words.txt') end
+  for line in f:lines() do
+    if not line:match('^#') and line:match('%S') then
+      local en, ru = line:match('^([^\t]+)\t([^\t]+)$')
+      if not en then error('book.lua: book/trace-words.txt: not a pair: ' .. line) end
+      RU_WORDS[en] = ru
+    end
+  end
+  f:close()
+end
 
 -- A minus sign before a digit is set as U+2212, which neither looks like a
 -- hyphen nor lets a line break between the sign and its number.

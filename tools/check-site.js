@@ -13,7 +13,8 @@
 // What reading a literate program needs: every chunk reference in a chunk's
 // code is a link that reaches a chunk; every chapter page has its contents,
 // whose links reach its headings and list every section, and every page
-// links to the identifier index and has the search form; the search page of
+// links to the identifier index and has one search box (the search page
+// its own, every other page the top bar's); the search page of
 // each edition loads its index and finds known words (and an identifier's
 // index entry), with results that reach existing pages and anchors. Math:
 // every accent (\hat, \tilde, \bar) is a spacing character, not a combining
@@ -130,7 +131,12 @@ async function checkPage(page) {
     const idx = doc.querySelector('nav.top a.index-link');
     if (!idx || new URL(idx.getAttribute('href'), url).pathname.split('/').pop() !== 'identifiers.html')
       fail(page, 'no link to the identifier index');
-    if (!doc.querySelector('nav.top form.search input[name="q"]')) fail(page, 'no search form');
+    // one search box a page: the top bar's, or on the search page its own
+    const boxes = doc.querySelectorAll('input[type="search"]').length;
+    if (/\/search\.html$/.test(page)) {
+      if (boxes !== 1 || !doc.getElementById('search-q')) fail(page, boxes + ' search boxes, not the page\'s one');
+    } else if (!doc.querySelector('nav.top form.search input[name="q"]') || boxes !== 1)
+      fail(page, 'no search form, or ' + boxes + ' search boxes');
   }
   if (kind === 'identifiers') checkIndex(page, doc);
 

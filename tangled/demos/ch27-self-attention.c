@@ -108,7 +108,7 @@ static void weights_by_row(llm_demo *d)
                    "[[0.014166, 0.985834], [0.999151, 0.000849]]")
            && !strcmp(llm_rows(ov, 2, 2, 6),
                       "[[1.028332, 2.915004], [2.998303, -2.994908]]");
-    printf("weights and output as the reference=%s\n",
+    printf("weights and output match the Rust course: %s\n",
            llm_put(d, "reference", llm_yes(dev < 1e-12 && same)));
     llm_demo_check(d, dev < 1e-12, "every row of weights sums to 1");
     llm_demo_check(d, same, "weights and output are the Rust course's numbers");
