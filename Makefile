@@ -335,9 +335,9 @@ $(B)/html/$(1)/style.css: book/style.css
 # tools/web.lua: math, links from prose to the identifiers' definitions, a
 # page's contents, and its part of the search index ($(B)/search/LANG/PAGE.js,
 # written with the page and joined into search-index.js for book/search.js)
-$(foreach p,$(PAGES),$(B)/html/$(1)/$(p).html): tools/web.lua $(B)/weave/html-$(1)/iddefs.md
+$(foreach p,$(PAGES),$(B)/html/$(1)/$(p).html): tools/web.lua tools/filter-util.lua $(B)/weave/html-$(1)/iddefs.md
 
-$(B)/html/$(1)/search.html: book/search.md tools/book.lua tools/web.lua book/template.html book/metadata.yaml
+$(B)/html/$(1)/search.html: book/search.md tools/book.lua tools/web.lua tools/filter-util.lua book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=search -M search-page=true -M title-en="Search" -M title-ru="Поиск" -o $$@ $$<
 
@@ -367,7 +367,7 @@ LANDING_AGAIN = if [ -f $(B)/html/index.html ]; then \
   cpif $(B)/html/index.html < $(B)/html/index.html.new && rm -f $(B)/html/index.html.new; fi
 
 # What every page of an edition's PDF depends on, besides its chapters.
-PDF_TOOLS := tools/book.lua book/trace-words.txt tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
+PDF_TOOLS := tools/book.lua tools/filter-util.lua book/trace-words.txt tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
 pdf_shared = $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(B)/weave/pdf-$(1)/identifiers.md $(PDF_TOOLS)
 # A chapter's own inputs.
 pdf_part = $(B)/weave/pdf-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \
@@ -399,13 +399,13 @@ pdf: $(foreach l,$(LANGS),$(B)/html/book-$(l).pdf)
 # when something other than its chapters changed (front matter, glossary,
 # index, tools, preamble); otherwise each changed chapter on its own, which
 # is what an edit of one chapter can break. make builds the whole books.
+rparen := )
 check-pdf:
 	@goals=; for l in $(LANGS); do \
 	  whole=; [ -f $(B)/html/book-$$l.pdf ] && [ -f $(B)/pdf/$$l/current.tex ] || whole=1; \
 	  if [ -z "$$whole" ]; then \
 	    case $$l in \
-	      en) shared="$(call pdf_shared,en)" ;; \
-	      ru) shared="$(call pdf_shared,ru)" ;; \
+	      $(foreach e,$(LANGS),$(e)$(rparen) shared="$(call pdf_shared,$(e))" ;;) \
 	    esac; \
 	    for f in $$shared; do [ $$f -nt $(B)/html/book-$$l.pdf ] && whole=1; done; \
 	  fi; \

@@ -25,6 +25,10 @@
 --      scroll by themselves when they are wider than the screen;
 --   4. sets the page title and the navigation metadata of the edition.
 
+package.path = 'tools/?.lua;' .. package.path
+local util = require('filter-util')
+local has_class, meta_str = util.has_class, util.meta_str
+
 local lang, tracedir, figdir, figext
 local traces = {}
 
@@ -176,13 +180,6 @@ local function chapter_link(el)
   -- in print, one_document turns this into a link inside the book
   el.target = slug .. '.html' .. ((id ~= '') and ('#' .. id) or '')
   return el
-end
-
-local function has_class(el, class)
-  for _, c in ipairs(el.classes) do
-    if c == class then return true end
-  end
-  return false
 end
 
 -- A formula as plain text, for a figure's text alternative: TeX's names of
@@ -337,12 +334,6 @@ function one_document(slug)
       return el
     end,
   }
-end
-
-local function meta_str(meta, key)
-  local v = meta[key]
-  if v == nil then return nil end
-  return pandoc.utils.stringify(v)
 end
 
 function Pandoc(doc)

@@ -27,14 +27,15 @@ for p in $pages; do
   echo "$p $s"
 done > "$work/sigs"
 (cd "$html" && grep -o -H '\(href\|src\|action\)="[^"]*"' $pages) > "$work/refs" || true
-awk -v keys="$work/keys" -v tool="$tool" -f tools/site-keys.awk "$work/sums" "$work/sigs" "$work/refs"
+awk -v keys="$work/keys" -v tool="$tool" -f tools/site-keys.awk "$work/sums" "$work/sigs" "$work/refs" \
+  > "$work/names"
 printf 'checker %s\n%s\n' "$tool" "$pages" > "$work/keys/site"
 
+# the pages to open: all, or those whose keys differ from their stamps
 check=
-for p in $pages; do
-  k=$(echo "$p" | sed 's|/|__|g')
+while read -r p k; do
   if [ -z "$stamps" ] || ! cmp -s "$work/keys/$k" "$stamps/$k"; then check="$check $p"; fi
-done
+done < "$work/names"
 total=$(echo "$pages" | wc -l)
 if [ -z "$check" ] && [ -n "$stamps" ] && cmp -s "$work/keys/site" "$stamps/site"; then
   echo "check-site: all $total pages as they were when they passed"
@@ -73,7 +74,7 @@ grep -v '^DONE$' "$work/result"
 if [ -n "$stamps" ]; then
   mkdir -p "$stamps"
   for p in $check; do
-    k=$(echo "$p" | sed 's|/|__|g')
+    k=$(awk -v p="$p" '$1 == p { print $2 }' "$work/names")
     if grep -qF "FAIL $p: " "$work/result"; then rm -f "$stamps/$k"; else cp "$work/keys/$k" "$stamps/$k"; fi
   done
   if grep -q '^FAIL' "$work/result"; then rm -f "$stamps/site"; else cp "$work/keys/site" "$stamps/site"; fi

@@ -16,14 +16,11 @@
 
 if FORMAT ~= 'latex' then return {} end
 
-local lang = 'en'
+package.path = 'tools/?.lua;' .. package.path
+local util = require('filter-util')
+local has_class, meta_str = util.has_class, util.meta_str
 
-local function has_class(el, class)
-  for _, c in ipairs(el.classes or {}) do
-    if c == class then return true end
-  end
-  return false
-end
+local lang = 'en'
 
 local function latex_of(inlines)
   local s = pandoc.write(pandoc.Pandoc({ pandoc.Plain(inlines) }), 'latex')

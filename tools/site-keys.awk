@@ -1,6 +1,8 @@
 # site-keys.awk -- what the browser check of one page depends on, written as
-# text to KEYS/<page with / as __>; tools/check-site.sh opens again only
-# the pages whose text differs from the one stamped when they last passed.
+# text to KEYS/<page with / as __>, and on standard output a line
+# "PAGE FILE" a page, FILE being that file's name in KEYS (and in the
+# stamps); tools/check-site.sh opens again only the pages whose text
+# differs from the one stamped when they last passed.
 #
 # A page's check reads its own bytes, the files it loads (style sheets,
 # scripts, figures: their bytes), the files it links to (a PDF: that it
@@ -52,8 +54,9 @@ function depend(target) {
 END {
   for (i = 1; i <= npages; i++) {
     page = order[i]
-    file = page; gsub(/\//, "__", file)
-    file = keys "/" file
+    name = page; gsub(/\//, "__", name)
+    print page, name
+    file = keys "/" name
     printf "checker %s\nitself %s\n%s", tool, sum[page], deps[page] > file
     if (page ~ /(^|\/)search\.html$/)
       for (j = 1; j <= npages; j++) printf "result %s %s\n", order[j], sig[order[j]] > file

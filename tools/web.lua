@@ -30,20 +30,11 @@
 --      SEARCHDIR/SLUG.js, lines of a JavaScript array that the Makefile
 --      joins into the edition's search-index.js (book/search.js reads it).
 
+package.path = 'tools/?.lua;' .. package.path
+local util = require('filter-util')
+local has_class, meta_str = util.has_class, util.meta_str
+
 local lang, slug = 'en', ''
-
-local function meta_str(meta, key)
-  local v = meta[key]
-  if v == nil then return nil end
-  return pandoc.utils.stringify(v)
-end
-
-local function has_class(el, class)
-  for _, c in ipairs(el.classes or {}) do
-    if c == class then return true end
-  end
-  return false
-end
 
 -- 1. math ------------------------------------------------------------------
 -- combining accent -> spacing accent
