@@ -368,19 +368,25 @@ LANDING_AGAIN = if [ -f $(B)/html/index.html ]; then \
 
 # What every page of an edition's PDF depends on, besides its chapters.
 PDF_TOOLS := tools/book.lua tools/filter-util.lua book/trace-words.txt tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
-pdf_shared = $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(B)/weave/pdf-$(1)/identifiers.md $(PDF_TOOLS)
+pdf_shared = $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(PDF_TOOLS)
 # A chapter's own inputs.
 pdf_part = $(B)/weave/pdf-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \
   $(addprefix $(B)/figures/$(2)/,$(addsuffix .pdf,$(call figs_of,$(1))))
 
-# The whole book. Building it also stamps every chapter as checked
-# ($(B)/pdf/LANG/part/SLUG.ok).
+# The whole book. Building it also stamps every chapter and the index as
+# checked ($(B)/pdf/LANG/part/SLUG.ok, identifiers.ok).
 define pdf_rules
-$(B)/html/book-$(1).pdf: $(call pdf_shared,$(1)) $(foreach s,$(SLUGS),$(call pdf_part,$(s),$(1)))
+$(B)/html/book-$(1).pdf: $(call pdf_shared,$(1)) $(foreach s,$(SLUGS),$(call pdf_part,$(s),$(1))) \
+    $(B)/weave/pdf-$(1)/identifiers.md
 	@tools/pdf.sh $(1) $(B) $$@ $(SLUGS)
-	@mkdir -p $(B)/pdf/$(1)/part && cd $(B)/pdf/$(1)/part && touch $(addsuffix .ok,$(SLUGS))
+	@mkdir -p $(B)/pdf/$(1)/part && cd $(B)/pdf/$(1)/part && touch $(addsuffix .ok,$(SLUGS) identifiers)
 
-pdf-parts-$(1): $(foreach s,$(SLUGS),$(B)/pdf/$(1)/part/$(s).ok)
+pdf-parts-$(1): $(foreach s,$(SLUGS) identifiers,$(B)/pdf/$(1)/part/$(s).ok)
+
+# The index on its own, when a code edit changed its entries.
+$(B)/pdf/$(1)/part/identifiers.ok: $(B)/weave/pdf-$(1)/identifiers.md
+	@tools/pdf.sh --part $(1) $(B) identifiers
+	@touch $$@
 endef
 $(foreach l,$(LANGS),$(eval $(call pdf_rules,$(l))))
 
@@ -396,9 +402,10 @@ pdf: $(foreach l,$(LANGS),$(B)/html/book-$(l).pdf)
 	@$(LANDING_AGAIN)
 
 # make check's PDF stage: an edition's whole book when there is none yet or
-# when something other than its chapters changed (front matter, glossary,
-# index, tools, preamble); otherwise each changed chapter on its own, which
-# is what an edit of one chapter can break. make builds the whole books.
+# when something other than its chapters and its index changed (front
+# matter, glossary, tools, preamble); otherwise each changed chapter, and
+# the index if its entries changed, on its own, which is what an edit of one
+# chapter can break. make builds the whole books.
 rparen := )
 check-pdf:
 	@goals=; for l in $(LANGS); do \

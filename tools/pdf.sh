@@ -4,6 +4,7 @@
 #
 # Usage: tools/pdf.sh LANG BUILDDIR OUT.pdf SLUG...    the whole book
 #        tools/pdf.sh --part LANG BUILDDIR SLUG        one chapter
+#        tools/pdf.sh --part LANG BUILDDIR identifiers the index alone
 #
 # pandoc writes LaTeX, XeLaTeX runs until the contents and cross-references
 # settle. Either fails on a LaTeX error, on a character missing from the
@@ -18,7 +19,9 @@
 # checked against the whole book with this chapter's part replaced
 # (BUILDDIR/pdf/LANG/current.tex, kept up to date by each run). The whole
 # book is built again by make, and by make check when anything other than
-# a chapter changed.
+# a chapter changed. The index of identifiers and chunks is checked the same
+# way, as a part of its own: a code edit that changes its entries need not
+# typeset the whole book.
 set -eu
 part=
 if [ "$1" = --part ]; then part=1; shift; fi
@@ -30,9 +33,21 @@ if [ -n "$part" ]; then
   slug=$3
   work="$book/part/$slug"
   inputs="$b/weave/pdf-$lang/$slug.md"
+  # where the part begins in the book's LaTeX
+  if [ "$slug" = identifiers ]; then start='\hypertarget{identifiers}{%'
+  else start="\\setcounter{chapter}{$(expr "${slug%%-*}" - 1)}"; fi
   [ -f "$book/book.aux" ] && [ -f "$book/current.tex" ] ||
     { echo "pdf.sh: no whole $lang book in $book to check chapter $slug against (run make pdf)" >&2; exit 1; }
   what="chapter $slug of the $lang edition"
+  if [ "$slug" = identifiers ]; then
+    what="the index of the $lang edition"
+    # the book's preamble styles code (book/header.tex), which pandoc
+    # defines only for a document with code: an empty block before the
+    # index, outside the part that replaces the book's
+    mkdir -p "$work"
+    printf '```c\n```\n' > "$work/code.md"
+    inputs="$work/code.md $inputs"
+  fi
 else
   out=$3
   shift 3
@@ -106,9 +121,9 @@ if [ -n "$part" ]; then
   # time rewrites current.tex and reads its links
   exec 9> "$book/current.lock"
   flock 9
-  awk -v newpart="$work/book.tex" -v num="$(expr "${slug%%-*}" - 1)" '
+  START=$start awk -v newpart="$work/book.tex" '
     BEGIN {
-      start = "\\setcounter{chapter}{" num "}"
+      start = ENVIRON["START"]
       while ((getline l < newpart) > 0) {
         if (l == start) on = 1
         else if (l ~ /^\\(end\{document\}|backmatter)/) on = 0
