@@ -48,7 +48,7 @@ TRACES    := $(addprefix $(B)/traces/ch,$(addsuffix .trace,$(SLUGS)))
 TEST_SRCS := $(sort $(wildcard tests/*.c))
 FIGS      := $(patsubst figures/%.tex,%,$(sort $(wildcard figures/ch[0-9][0-9]-*.tex)))
 LANGS     := en ru
-PAGES     := $(SLUGS) identifiers glossary index
+PAGES     := $(SLUGS) identifiers glossary corpus index
 
 .PHONY: all build deps tangle lib demos reports unit figures html pdf bench \
         check check-reports check-portable check-valgrind check-parity \
@@ -315,6 +315,15 @@ $(B)/html/$(1)/glossary.html: $(B)/weave/glossary-$(1).md tools/book.lua book/tr
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=glossary -M title-en="Glossary" -M title-ru="Словарь терминов" -o $$@ $$<
 
+$(B)/html/$(1)/corpus.html: $(B)/weave/corpus-$(1).md tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
+	@mkdir -p $$(@D)
+	$(call PANDOC_HTML,$(1)) -M slug=corpus -M title-en="The book's corpus" -M title-ru="Корпус книги" -o $$@ $$<
+
+# The corpus, shown whole (corpus/README.md gives its format).
+$(B)/weave/corpus-$(1).md: corpus/splits.txt corpus/corpus.txt tools/corpus.awk
+	@mkdir -p $$(@D)
+	awk -f tools/corpus.awk -v lang=$(1) corpus/splits.txt corpus/corpus.txt > $$@
+
 $(B)/weave/glossary-$(1).md: book/glossary.txt tools/glossary.awk
 	@mkdir -p $$(@D)
 	awk -f tools/glossary.awk -v page=$(1) book/glossary.txt > $$@
@@ -368,7 +377,7 @@ LANDING_AGAIN = if [ -f $(B)/html/index.html ]; then \
 
 # What every page of an edition's PDF depends on, besides its chapters.
 PDF_TOOLS := tools/book.lua tools/filter-util.lua book/trace-words.txt tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
-pdf_shared = $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(PDF_TOOLS)
+pdf_shared = $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(B)/weave/corpus-$(1).md $(PDF_TOOLS)
 # A chapter's own inputs.
 pdf_part = $(B)/weave/pdf-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \
   $(addprefix $(B)/figures/$(2)/,$(addsuffix .pdf,$(call figs_of,$(1))))

@@ -361,6 +361,19 @@ function Pandoc(doc)
     end,
   })
 
+  -- text quoted in a language of its own (the corpus page's documents,
+  -- text-lang=xx) is marked as that language: a screen reader reads it so,
+  -- and the PDF hyphenates it by that language's rules
+  body = pandoc.walk_block(body, {
+    Div = function(el)
+      local l = el.attributes['text-lang']
+      if l == nil then return nil end
+      el.attributes['text-lang'] = nil
+      if l ~= lang then el.attributes['lang'] = l end   -- else it is the page's
+      return el
+    end,
+  })
+
   -- references to chapters
   body = pandoc.walk_block(body, { Link = chapter_link })
 

@@ -54,7 +54,7 @@ else
   work=$book
   inputs="$b/weave/front-$lang.md"
   for s in "$@"; do inputs="$inputs $b/weave/pdf-$lang/$s.md"; done
-  inputs="$inputs $b/weave/glossary-$lang.md $b/weave/pdf-$lang/identifiers.md"
+  inputs="$inputs $b/weave/glossary-$lang.md $b/weave/corpus-$lang.md $b/weave/pdf-$lang/identifiers.md"
   what="the $lang edition"
   mkdir -p "$(dirname "$out")"
 fi
