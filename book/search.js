@@ -61,6 +61,9 @@
       if (m) at = m.index + m[1].length;
     }
     var from = Math.max(0, at - 70), to = Math.min(text.length, Math.max(at, 0) + 150);
+    // whole words only: move the cuts out to the nearest spaces
+    while (from > 0 && !/\s/.test(text.charAt(from - 1))) from--;
+    while (to < text.length && !/\s/.test(text.charAt(to))) to++;
     var s = (from > 0 ? '… ' : '') + text.slice(from, to) + (to < text.length ? ' …' : '');
     var out = esc(s);
     var re = new RegExp('(' + words.map(function (w) { return reEsc(esc(w)); }).join('|') + ')', 'gi');

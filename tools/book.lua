@@ -182,33 +182,7 @@ local function chapter_link(el)
   return el
 end
 
--- A formula as plain text, for a figure's text alternative: TeX's names of
--- symbols become the symbols, markup goes, and what is left reads as typed.
-local TEX_SYMBOLS = {
-  varepsilon = 'ε', epsilon = 'ε', alpha = 'α', beta = 'β', gamma = 'γ',
-  delta = 'δ', Delta = 'Δ', eta = 'η', theta = 'θ', lambda = 'λ', mu = 'μ',
-  pi = 'π', rho = 'ρ', sigma = 'σ', tau = 'τ', ell = 'ℓ', odot = '⊙',
-  propto = '∝', cdot = '·', le = '≤', leq = '≤', ge = '≥', geq = '≥',
-  neq = '≠', approx = '≈', to = '→', infty = '∞', times = '×',
-  sqrt = '√', partial = '∂', sum = 'Σ', ldots = '…', cdots = '⋯', dots = '…',
-  mid = '|', lVert = '‖', rVert = '‖', Vert = '‖',
-}
-local function math_text(tex)
-  local t = tex:gsub('\\[,;:!]', ' '):gsub('\\quad', ' ')
-  t = t:gsub('\\(%a+)', function(name)
-    if TEX_SYMBOLS[name] then return TEX_SYMBOLS[name] end
-    return ''   -- \text, \mathrm, \hat, \left, \right, ...: markup
-  end)
-  t = t:gsub('[{}]', ''):gsub('%s+', ' ')
-  return (t:gsub('^ ', ''):gsub(' $', ''))
-end
-
-local function plain_text(inlines)
-  local span = pandoc.walk_inline(pandoc.Span(inlines), {
-    Math = function(m) return pandoc.Str(math_text(m.text)) end,
-  })
-  return pandoc.utils.stringify(span)
-end
+local math_text, plain_text = util.math_text, util.plain_text
 
 local function chapter_filter(chapter)
   return {

@@ -246,12 +246,21 @@ async function checkSearch(page) {
                    [lang === 'ru' ? 'градиент' : 'gradient', null]];
   for (const [q, want] of queries) {
     const url = new URL(page + '?q=' + encodeURIComponent(q), location.href).href;
-    const frame = await openFrame(url);
+    const frame = await openFrame(url, PHONE_WIDTH);      // results read on a phone
     const doc = frame.contentDocument, win = frame.contentWindow;
     if (!win.SEARCH_INDEX || win.SEARCH_INDEX.length === 0) { fail(page, 'the search index did not load'); frame.remove(); return; }
     const hits = [...doc.querySelectorAll('#search-results li > a[href]')];
     nsearch++;
     if (hits.length === 0) fail(page, 'the search finds nothing for ' + q);
+    const root = doc.documentElement;
+    if (root.scrollWidth > root.clientWidth)
+      fail(page, 'at ' + PHONE_WIDTH + ' px the results for ' + q + ' make the page ' + root.scrollWidth + ' px wide');
+    // a snippet shows text, not TeX: no backslash of a formula's markup
+    for (const sn of doc.querySelectorAll('#search-results .snippet'))
+      if (/\\[a-zA-Z,;:!]/.test(sn.textContent)) {
+        fail(page, 'a snippet for ' + q + ' shows TeX: ' + sn.textContent.slice(0, 80));
+        break;
+      }
     if (want && !hits.slice(0, 3).some((a) => a.getAttribute('href') === want))
       fail(page, 'the search for ' + q + ' does not give ' + want + ' first');
     for (const a of hits.slice(0, 20)) {

@@ -67,6 +67,10 @@ END {
   printf "| %s | %d | %d |\n", say("validation", "валидационная"), count["validation"], 2 * count["validation"]
   printf "| %s | %d | %d |\n\n", say("test", "тестовая"), count["test"], 2 * count["test"]
   printf ": %s\n\n", say("The split of the corpus into partitions.", "Разбиение корпуса на выборки.")
+  printf "%s", say("The scenes: ", "Сцены: ")
+  for (g = 1; g <= ngroups; g++)
+    printf "%s[%s](#scene-%s)", (g > 1 ? " · " : ""), substr(order[g], 1, 2), order[g]
+  printf ".\n\n"
   for (g = 1; g <= ngroups; g++) {
     grp = order[g]
     p = partition[grp]

@@ -742,7 +742,7 @@ END {
     print "идентификатор используется. Сначала открытый интерфейс, то есть имена," > f
     print "объявленные в заголовках `tangled/include/llm/*.h`, затем внутренние имена" > f
     print "библиотеки, затем все именованные фрагменты. Имена упорядочены без" > f
-    print "приставки `llm_` (`LLM_`), которая есть почти у всех: `llm_tensor_new`" > f
+    print "приставки `llm_` (`LLM_`), которая есть почти у всех: `llm_tensor_zeros`" > f
     print "стоит на букву T. Имена, которые демонстрация главы определяет для себя," > f
     print "указаны только в подписях фрагментов своей главы." > f
   } else {
@@ -753,7 +753,7 @@ END {
     print "the public interface, the names the headers `tangled/include/llm/*.h`" > f
     print "declare, then the library's internal names, then every named chunk. Names" > f
     print "are ordered without the prefix `llm_` (`LLM_`) nearly all of them have:" > f
-    print "`llm_tensor_new` is under T. The names a chapter's demo defines for itself" > f
+    print "`llm_tensor_zeros` is under T. The names a chapter's demo defines for itself" > f
     print "are listed only in the footers of its own chapter's chunks." > f
   }
   print "" > f
@@ -828,6 +828,8 @@ END {
       print "- [" chnum[c] " · " en_ru(mdesc(title[c, "en"]), mdesc(title[c, "ru"])) "](" c ".html)" > t
     }
     print "- [" en_ru("Index of identifiers and chunks", "Указатель идентификаторов и фрагментов") "](identifiers.html)" > t
+    print "- [" en_ru("Glossary", "Словарь терминов") "](glossary.html)" > t
+    print "- [" en_ru("The book\\'s corpus", "Корпус книги") "](corpus.html)" > t
     close(t)
   }
 }

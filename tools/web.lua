@@ -90,6 +90,17 @@ local function fix_math(m)
   if not m.text:find('\\left', 1, true) then
     s = s:gsub('<mo stretchy="true" form="(%a+)">', '<mo stretchy="false" form="%1">')
   end
+  -- the brace of cases spans its rows
+  if m.text:find('\\begin{cases}', 1, true) then
+    s = s:gsub('<mo stretchy="false" form="prefix">{</mo>', '<mo stretchy="true" form="prefix">{</mo>', 1)
+  end
+  -- a norm's bars hug what they enclose, as TeX sets \| ... \|
+  for _, bar in ipairs({ '‖', '∥' }) do   -- (UTF-8: whole strings, not a class)
+    s = s:gsub('<mo([^>]*)>' .. bar .. '</mo>', function(attrs)
+      attrs = attrs:gsub(' lspace="[^"]*"', ''):gsub(' rspace="[^"]*"', '')
+      return '<mo' .. attrs .. ' lspace="0" rspace="0">‖</mo>'
+    end)
+  end
   -- an operator name right before its parenthesised argument
   s = s:gsub('<mo>(%a%a+)</mo>(<mrow><mo stretchy="%a+" form="prefix">)', '<mi>%1</mi>%2')
   s = s:gsub('<mo>(%a%a+)</mo>(<mo[^>]*form="prefix">)', '<mi>%1</mi>%2')
@@ -232,7 +243,7 @@ local function search_records(blocks, page_title)
   local function walk(bs)
     for _, b in ipairs(bs) do
       if b.t == 'Header' then
-        cur = { id = b.identifier, t = pandoc.utils.stringify(b.content), x = {} }
+        cur = { id = b.identifier, t = util.plain_text(b.content), x = {} }
         recs[#recs + 1] = cur
       elseif b.t == 'Div' then
         walk(b.content)
@@ -242,15 +253,15 @@ local function search_records(blocks, page_title)
           local first = item[1] and item[1].content and item[1].content[1]
           if first and first.t == 'Link' and first.identifier:match('^id%-') then
             recs[#recs + 1] = { id = first.identifier, t = pandoc.utils.stringify(first.content),
-                                x = { pandoc.utils.stringify(item) } }
+                                x = { util.plain_text(pandoc.utils.blocks_to_inlines(item)) } }
           else
-            add_text(pandoc.utils.stringify(item))
+            add_text(util.block_text(pandoc.Div(item)))
           end
         end
       elseif b.t == 'BulletList' or b.t == 'OrderedList' then
         for _, item in ipairs(b.content) do walk(item) end
       elseif b.t ~= 'RawBlock' and b.t ~= 'CodeBlock' then
-        add_text(pandoc.utils.stringify(b))
+        add_text(util.block_text(b))
       end
     end
   end
@@ -282,14 +293,11 @@ function Pandoc(doc)
   load_iddefs(meta_str(meta, 'iddefs'))
 
   -- the search index reads the text before the math is raw HTML: a
-  -- formula is its TeX without the commands
+  -- formula is its plain text (filter-util's math_text: symbols, no markup)
   local dir = meta_str(meta, 'searchdir')
   local records = nil
   if dir and slug ~= '' and slug ~= 'search' then
-    local plain = pandoc.walk_block(pandoc.Div(doc.blocks), { Math = function(m)
-      return pandoc.Str((m.text:gsub('\\%a+', ' '):gsub('[{}]', ''):gsub('%s+', ' ')))
-    end }).content
-    records = search_records(plain, meta_str(meta, 'title') or '')
+    records = search_records(doc.blocks, meta_str(meta, 'title') or '')
   end
 
   local blocks = pandoc.walk_block(pandoc.Div(doc.blocks), { Math = fix_math }).content
