@@ -475,8 +475,13 @@ function Pandoc(doc)
           return pandoc.Span({ m }, pandoc.Attr('', { 'display-math' }))
         end
         -- inline math cannot break across lines: on a narrow screen a long
-        -- formula scrolls inside its own box instead (book/style.css)
-        return pandoc.Span({ m }, pandoc.Attr('', { 'inline-math' }))
+        -- formula (.wide: over 36 characters as text, more than a third of
+        -- a phone's line) scrolls inside its own box instead (book/
+        -- style.css); a shorter one stays inline, so that no line breaks
+        -- between it and the bracket or word before it
+        local classes = { 'inline-math' }
+        if (utf8.len(math_text(m.text)) or 0) > 36 then classes[2] = 'wide' end
+        return pandoc.Span({ m }, pandoc.Attr('', classes))
       end,
     }).content
   end
