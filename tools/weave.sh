@@ -13,8 +13,10 @@ lib=/usr/lib/noweb
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$lib/markup" "$@" | "$lib/autodefs.c" | "$lib/finduses" | "$lib/noidx" > "$tmp/markup"
-# The four back-end runs are independent: two at a time (one per edition's
-# html and pdf), each machine core taking one.
+# The four back-end runs are independent: two at a time, each machine core
+# taking one. The html runs (which also highlight the code) take longer
+# than the pdf runs, so the two html runs go together, then the two pdf
+# runs, and neither pair waits long for its slower half.
 weave_one() {
   mkdir -p "$tmp/$1-$2" "$out/$1-$2"
   awk -f tools/nwpandoc.awk -v mode="$1" -v lang="$2" -v out="$tmp/$1-$2" \
@@ -23,9 +25,9 @@ weave_one() {
     cpif "$out/$1-$2/$(basename "$f")" < "$f"
   done
 }
-for lang in en ru; do
-  weave_one html "$lang" & html=$!
-  weave_one pdf "$lang" & pdf=$!
-  wait "$html" || exit 1
-  wait "$pdf" || exit 1
+for kind in html pdf; do
+  weave_one "$kind" en & en=$!
+  weave_one "$kind" ru & ru=$!
+  wait "$en" || exit 1
+  wait "$ru" || exit 1
 done
