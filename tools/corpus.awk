@@ -75,7 +75,8 @@ END {
     grp = order[g]
     p = partition[grp]
     pname = lang == "ru" ? (p == "train" ? "обучающая выборка" : p == "validation" ? "валидационная выборка" : "тестовая выборка") : p
-    printf "## `%s` {#scene-%s .unnumbered .unlisted}\n\n*%s*\n\n", grp, grp, pname
+    printf "## %s %s · `%s` {#scene-%s .unnumbered .unlisted}\n\n*%s*\n\n", say("Scene", "Сцена"),
+           substr(grp, 1, 2), grp, grp, pname
     printf "[%s]{.corpus-lang}\n\n::: {.corpus-doc text-lang=en}\n%s:::\n\n",
            say("English", "По-английски"), text[grp, "en"]
     printf "[%s]{.corpus-lang}\n\n::: {.corpus-doc text-lang=ru}\n%s:::\n\n",
