@@ -49,6 +49,8 @@ TEST_SRCS := $(sort $(wildcard tests/*.c))
 FIGS      := $(patsubst figures/%.tex,%,$(sort $(wildcard figures/ch[0-9][0-9]-*.tex)))
 LANGS     := en ru
 PAGES     := $(SLUGS) identifiers glossary corpus index
+# What every page's book.lua run reads besides the page itself.
+BOOK_FILTER := tools/book.lua tools/filter-util.lua book/trace-words.txt
 
 .PHONY: all build deps tangle lib demos reports unit figures html pdf bench \
         check check-reports check-portable check-valgrind check-parity \
@@ -284,7 +286,7 @@ endef
 define chapter_page
 $(B)/html/$(2)/$(1).html: $(B)/weave/html-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \
     $(addprefix $(B)/html/$(2)/figures/,$(addsuffix .svg,$(call figs_of,$(1)))) \
-    tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
+    $(BOOK_FILTER) book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(2)) --number-sections \
 	  --number-offset=$$$$(expr $(call chapter_of,$(1)) - 1) -o $$@ $$<
@@ -307,15 +309,15 @@ $(B)/weave/stamp: $(CHAPTERS) tools/nwpandoc.awk tools/weave.sh
 $(foreach k,html-en html-ru pdf-en pdf-ru,$(B)/weave/$(k)/%.md): $(B)/weave/stamp ;
 
 define html_rules
-$(B)/html/$(1)/identifiers.html: $(B)/weave/html-$(1)/identifiers.md tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
+$(B)/html/$(1)/identifiers.html: $(B)/weave/html-$(1)/identifiers.md $(BOOK_FILTER) book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=identifiers -o $$@ $$<
 
-$(B)/html/$(1)/glossary.html: $(B)/weave/glossary-$(1).md tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
+$(B)/html/$(1)/glossary.html: $(B)/weave/glossary-$(1).md $(BOOK_FILTER) book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=glossary -M title-en="Glossary" -M title-ru="Словарь терминов" -o $$@ $$<
 
-$(B)/html/$(1)/corpus.html: $(B)/weave/corpus-$(1).md tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
+$(B)/html/$(1)/corpus.html: $(B)/weave/corpus-$(1).md $(BOOK_FILTER) book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=corpus -M title-en="The book's corpus" -M title-ru="Корпус книги" -o $$@ $$<
 
@@ -332,7 +334,7 @@ $(B)/weave/front-$(1).md: book/front.md tools/edition.awk
 	@mkdir -p $$(@D)
 	awk -f tools/edition.awk -v lang=$(1) book/front.md > $$@
 
-$(B)/html/$(1)/index.html: $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md tools/book.lua book/trace-words.txt book/template.html book/metadata.yaml
+$(B)/html/$(1)/index.html: $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md $(BOOK_FILTER) book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=index -M title-en="Contents" -M title-ru="Оглавление" \
 	  -o $$@ $(B)/weave/front-$(1).md $(B)/weave/html-$(1)/toc.md
@@ -344,9 +346,9 @@ $(B)/html/$(1)/style.css: book/style.css
 # tools/web.lua: math, links from prose to the identifiers' definitions, a
 # page's contents, and its part of the search index ($(B)/search/LANG/PAGE.js,
 # written with the page and joined into search-index.js for book/search.js)
-$(foreach p,$(PAGES),$(B)/html/$(1)/$(p).html): tools/web.lua tools/filter-util.lua $(B)/weave/html-$(1)/iddefs.md
+$(foreach p,$(PAGES),$(B)/html/$(1)/$(p).html): tools/web.lua $(B)/weave/html-$(1)/iddefs.md
 
-$(B)/html/$(1)/search.html: book/search.md tools/book.lua tools/web.lua tools/filter-util.lua book/template.html book/metadata.yaml
+$(B)/html/$(1)/search.html: book/search.md $(BOOK_FILTER) tools/web.lua book/template.html book/metadata.yaml
 	@mkdir -p $$(@D)
 	$(call PANDOC_HTML,$(1)) -M slug=search -M search-page=true -M title-en="Search" -M title-ru="Поиск" -o $$@ $$<
 
@@ -376,7 +378,7 @@ LANDING_AGAIN = if [ -f $(B)/html/index.html ]; then \
   cpif $(B)/html/index.html < $(B)/html/index.html.new && rm -f $(B)/html/index.html.new; fi
 
 # What every page of an edition's PDF depends on, besides its chapters.
-PDF_TOOLS := tools/book.lua tools/filter-util.lua book/trace-words.txt tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
+PDF_TOOLS := $(BOOK_FILTER) tools/print.lua tools/pdf.sh tools/check-pdf.sh book/metadata.yaml book/header.tex
 pdf_shared = $(B)/weave/front-$(1).md $(B)/weave/glossary-$(1).md $(B)/weave/corpus-$(1).md $(PDF_TOOLS)
 # A chapter's own inputs.
 pdf_part = $(B)/weave/pdf-$(2)/$(1).md $(B)/traces/ch$(1).trace $(B)/reports/ch$(1).txt \

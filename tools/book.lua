@@ -337,7 +337,9 @@ function Pandoc(doc)
 
   -- text quoted in a language of its own (the corpus page's documents,
   -- text-lang=xx) is marked as that language: a screen reader reads it so,
-  -- and the PDF hyphenates it by that language's rules
+  -- and the PDF hyphenates it by that language's rules; a count that is no
+  -- trace value, [27]{.count noun="..."} (the corpus page's), takes its
+  -- noun in the edition's grammar as a trace value does
   body = pandoc.walk_block(body, {
     Div = function(el)
       local l = el.attributes['text-lang']
@@ -345,6 +347,12 @@ function Pandoc(doc)
       el.attributes['text-lang'] = nil
       if l ~= lang then el.attributes['lang'] = l end   -- else it is the page's
       return el
+    end,
+    Span = function(el)
+      local noun = el.attributes['noun']
+      if not has_class(el, 'count') or noun == nil then return nil end
+      local v = pandoc.utils.stringify(el.content)
+      return { pandoc.Str(v), pandoc.Str('\u{00A0}' .. noun_form(v, noun, meta_str(meta, 'slug') or 'a page')) }
     end,
   })
 

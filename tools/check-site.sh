@@ -73,10 +73,10 @@ fi
 grep -v '^DONE$' "$work/result"
 if [ -n "$stamps" ]; then
   mkdir -p "$stamps"
-  for p in $check; do
-    k=$(awk -v p="$p" '$1 == p { print $2 }' "$work/names")
+  while read -r p k; do
+    case " $check " in *" $p "*) ;; *) continue ;; esac     # a page opened this run
     if grep -qF "FAIL $p: " "$work/result"; then rm -f "$stamps/$k"; else cp "$work/keys/$k" "$stamps/$k"; fi
-  done
+  done < "$work/names"
   if grep -q '^FAIL' "$work/result"; then rm -f "$stamps/site"; else cp "$work/keys/site" "$stamps/site"; fi
 fi
 ! grep -q '^FAIL' "$work/result"

@@ -15,12 +15,13 @@ function md(s) {
   return s
 }
 function say(en, ru) { return lang == "ru" ? ru : en }
-# a Russian noun after the number n: one (1, 21, ...), few (2-4, 22-24, ...)
-# or many (0, 5-20, 25-30, ...)
-function ru_noun(n, one, few, many) {
-  if (n % 10 == 1 && n % 100 != 11) return one
-  if (n % 10 >= 2 && n % 10 <= 4 && (n % 100 < 12 || n % 100 > 14)) return few
-  return many
+# a count and its noun, which tools/book.lua inflects in the edition's
+# grammar: forms "one|other" in English, "one|few|many" in Russian
+function count_of(n, forms) { return sprintf("[%d]{.count noun=\"%s\"}", n, forms) }
+# a partition's name in the edition
+function part_name(p) {
+  if (lang != "ru") return p
+  return p == "train" ? "обучающая" : p == "validation" ? "валидационная" : "тестовая"
 }
 
 BEGIN { if (lang != "en" && lang != "ru") { print "corpus.awk: -v lang=en or ru" > "/dev/stderr"; exit 1 } }
@@ -55,17 +56,18 @@ END {
   for (g = 1; g <= ngroups; g++) count[partition[order[g]]]++
   printf "# %s {#corpus .unnumbered}\n\n", say("The book's corpus", "Корпус книги")
   if (lang == "ru")
-    printf "Это весь текст, по которому книга строит свой токенизатор, оценивает биграммную модель и обучает первые нейросетевые модели: %d %s одного маленького портового города, каждая написана дважды — по-английски и по-русски, всего %d %s, %d %s в UTF-8. Обе версии сцены рассказывают одно и то же, каждая — так, как это рассказывает её язык, и вместе образуют одну *группу происхождения*: они всегда попадают в одну выборку. Разбиение `%s` зафиксировано до того, как из корпуса что-либо выучено, и называет корпус по контрольной сумме `%s` (FNV-1a, 64 бита, над точными байтами файла).\n\n",
-           ngroups, ru_noun(ngroups, "сцена", "сцены", "сцен"), ndocs,
-           ru_noun(ndocs, "документ", "документа", "документов"), bytes,
-           ru_noun(bytes, "байт", "байта", "байт"), split_name, checksum
+    printf "Это весь текст, по которому книга строит свой токенизатор, оценивает биграммную модель и обучает первые нейросетевые модели: %s одного маленького портового города, каждая написана дважды — по-английски и по-русски, всего %s, %s в UTF-8. Обе версии сцены рассказывают одно и то же, каждая — так, как это рассказывает её язык, и вместе образуют одну *группу происхождения*: они всегда попадают в одну выборку. Разбиение `%s` зафиксировано до того, как из корпуса что-либо выучено, и называет корпус по контрольной сумме `%s` (FNV-1a, 64 бита, над точными байтами файла).\n\n",
+           count_of(ngroups, "сцена|сцены|сцен"), count_of(ndocs, "документ|документа|документов"),
+           count_of(bytes, "байт|байта|байт"), split_name, checksum
   else
-    printf "This is all the text from which the book learns its tokenizer, its bigram model and its first neural models: %d scenes of one small harbour town, each written twice, in English and in Russian, %d documents and %d bytes of UTF-8 in all. The two versions of a scene tell the same events, each as its own language tells them, and form one *provenance group*: they always land in the same partition. The split `%s` was fixed before anything was learned from the corpus, and it names the corpus by its checksum `%s` (64-bit FNV-1a over the file's exact bytes).\n\n",
-           ngroups, ndocs, bytes, split_name, checksum
+    printf "This is all the text from which the book learns its tokenizer, its bigram model and its first neural models: %s of one small harbour town, each written twice, in English and in Russian, %s and %s of UTF-8 in all. The two versions of a scene tell the same events, each as its own language tells them, and form one *provenance group*: they always land in the same partition. The split `%s` was fixed before anything was learned from the corpus, and it names the corpus by its checksum `%s` (64-bit FNV-1a over the file's exact bytes).\n\n",
+           count_of(ngroups, "scene|scenes"), count_of(ndocs, "document|documents"),
+           count_of(bytes, "byte|bytes"), split_name, checksum
   printf "| %s | %s | %s |\n|:---|---:|---:|\n", say("partition", "выборка"), say("scenes", "сцены"), say("documents", "документы")
-  printf "| %s | %d | %d |\n", say("train", "обучающая"), count["train"], 2 * count["train"]
-  printf "| %s | %d | %d |\n", say("validation", "валидационная"), count["validation"], 2 * count["validation"]
-  printf "| %s | %d | %d |\n\n", say("test", "тестовая"), count["test"], 2 * count["test"]
+  nparts = split("train validation test", parts, " ")
+  for (k = 1; k <= nparts; k++)
+    printf "| %s | %d | %d |\n", part_name(parts[k]), count[parts[k]], 2 * count[parts[k]]
+  printf "\n"
   printf ": %s\n\n", say("The split of the corpus into partitions.", "Разбиение корпуса на выборки.")
   printf "%s", say("The scenes: ", "Сцены: ")
   for (g = 1; g <= ngroups; g++)
@@ -74,7 +76,7 @@ END {
   for (g = 1; g <= ngroups; g++) {
     grp = order[g]
     p = partition[grp]
-    pname = lang == "ru" ? (p == "train" ? "обучающая выборка" : p == "validation" ? "валидационная выборка" : "тестовая выборка") : p
+    pname = part_name(p) say("", " выборка")
     printf "## %s %s · `%s` {#scene-%s .unnumbered .unlisted}\n\n*%s*\n\n", say("Scene", "Сцена"),
            substr(grp, 1, 2), grp, grp, pname
     printf "[%s]{.corpus-lang}\n\n::: {.corpus-doc text-lang=en}\n%s:::\n\n",

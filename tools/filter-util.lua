@@ -21,8 +21,8 @@ function M.meta_str(meta, key)
 end
 
 -- A formula as plain text, for a figure's text alternative and the search
--- index: TeX's names of
--- symbols become the symbols, markup goes, and what is left reads as typed.
+-- index: TeX's names of symbols become the symbols, markup goes, and what is
+-- left reads as typed.
 local TEX_SYMBOLS = {
   varepsilon = 'ε', epsilon = 'ε', alpha = 'α', beta = 'β', gamma = 'γ',
   delta = 'δ', Delta = 'Δ', eta = 'η', theta = 'θ', lambda = 'λ', mu = 'μ',
@@ -54,20 +54,19 @@ function M.math_text(tex)
   return (t:gsub('^ ', ''):gsub(' $', ''))
 end
 
+local function math_as_text(m) return pandoc.Str(M.math_text(m.text)) end
+
+-- inlines as plain text, their formulas as text
 function M.plain_text(inlines)
-  local span = pandoc.walk_inline(pandoc.Span(inlines), {
-    Math = function(m) return pandoc.Str(M.math_text(m.text)) end,
-  })
-  return pandoc.utils.stringify(span)
+  return pandoc.utils.stringify(pandoc.walk_inline(pandoc.Span(inlines), { Math = math_as_text }))
 end
 
 -- a block as plain text: formulas as text, a space between table cells
 function M.block_text(b)
-  local spaced = pandoc.walk_block(pandoc.Div({ b }), {
-    Math = function(m) return pandoc.Str(M.math_text(m.text)) end,
+  return pandoc.utils.stringify(pandoc.walk_block(pandoc.Div({ b }), {
+    Math = math_as_text,
     Plain = function(p) p.content:insert(pandoc.Space()); return p end,
-  })
-  return pandoc.utils.stringify(spaced)
+  }))
 end
 
 return M

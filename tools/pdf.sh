@@ -33,13 +33,11 @@ if [ -n "$part" ]; then
   slug=$3
   work="$book/part/$slug"
   inputs="$b/weave/pdf-$lang/$slug.md"
-  # where the part begins in the book's LaTeX
-  if [ "$slug" = identifiers ]; then start='\hypertarget{identifiers}{%'
-  else start="\\setcounter{chapter}{$(expr "${slug%%-*}" - 1)}"; fi
   [ -f "$book/book.aux" ] && [ -f "$book/current.tex" ] ||
-    { echo "pdf.sh: no whole $lang book in $book to check chapter $slug against (run make pdf)" >&2; exit 1; }
-  what="chapter $slug of the $lang edition"
+    { echo "pdf.sh: no whole $lang book in $book to check $slug against (run make pdf)" >&2; exit 1; }
+  # where the part begins in the book's LaTeX
   if [ "$slug" = identifiers ]; then
+    start='\hypertarget{identifiers}{%'
     what="the index of the $lang edition"
     # the book's preamble styles code (book/header.tex), which pandoc
     # defines only for a document with code: an empty block before the
@@ -47,6 +45,9 @@ if [ -n "$part" ]; then
     mkdir -p "$work"
     printf '```c\n```\n' > "$work/code.md"
     inputs="$work/code.md $inputs"
+  else
+    start="\\setcounter{chapter}{$(expr "${slug%%-*}" - 1)}"
+    what="chapter $slug of the $lang edition"
   fi
 else
   out=$3

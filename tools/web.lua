@@ -253,7 +253,7 @@ local function search_records(blocks, page_title)
           local first = item[1] and item[1].content and item[1].content[1]
           if first and first.t == 'Link' and first.identifier:match('^id%-') then
             recs[#recs + 1] = { id = first.identifier, t = pandoc.utils.stringify(first.content),
-                                x = { util.plain_text(pandoc.utils.blocks_to_inlines(item)) } }
+                                x = { util.block_text(pandoc.Div(item)) } }
           else
             add_text(util.block_text(pandoc.Div(item)))
           end
