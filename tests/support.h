@@ -12,7 +12,7 @@
 #include "llm/tensor.h"
 
 /* err's stage as the reports print it: "stage", or "stage <- cause" when
-   the refusal started deeper (chapter 8's llm_error_where). One buffer:
+   the refusal started deeper (chapter 1's llm_error_where). One buffer:
    use the result before the next call. */
 static inline const char *where(const llm_error *err)
 {

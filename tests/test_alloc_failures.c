@@ -1,5 +1,5 @@
 /* Every allocation failure of representative calls, one at a time.
-   llm_alloc_fail_at(n) (chapter 8) makes the n-th allocation from now fail.
+   llm_alloc_fail_at(n) (chapter 1) makes the n-th allocation from now fail.
    Each walk runs the same call for n = 1, 2, ... on the same starting state:
    while the call makes n allocations or more, the n-th one fails, and the
    call must be refused with LLM_ERR_ALLOC, name a stage, and leave its

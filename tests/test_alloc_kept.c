@@ -1,4 +1,4 @@
-/* Blocks given back to the allocator (chapter 8's llm_alloc_give) and
+/* Blocks given back to the allocator (chapter 1's llm_alloc_give) and
    reused by the next allocation of the same size; the tensor tape
    (chapter 15) gives its values and adjoints back on every reset. */
 #include <check.h>

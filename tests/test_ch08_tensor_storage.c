@@ -1,4 +1,4 @@
-/* Chapter 8: flat storage, strides, checked indexing, errors, evidence. */
+/* Chapter 8: flat storage, strides and checked indexing. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <stdint.h>
@@ -236,132 +236,6 @@ START_TEST(storage_keeps_bits_of_negative_zero_and_nan)
 }
 END_TEST
 
-START_TEST(every_status_has_a_name)
-{
-    int code;
-    for (code = 0; code < LLM_STATUS_COUNT; code++)
-        ck_assert_str_ne(llm_status_name((llm_status)code), "unknown");
-    ck_assert_str_eq(llm_status_name(LLM_OK), "ok");
-    ck_assert_str_eq(llm_status_name(LLM_ERR_INDEX), "index");
-    ck_assert_str_eq(llm_status_name(LLM_STATUS_COUNT), "unknown");
-    ck_assert_str_eq(llm_status_name((llm_status)-1), "unknown");
-}
-END_TEST
-
-START_TEST(long_messages_are_truncated_not_overrun)
-{
-    llm_error err;
-    char big[600];
-    memset(big, 'x', sizeof big - 1);
-    big[sizeof big - 1] = '\0';
-    ck_assert_int_eq(llm_fail(&err, LLM_ERR_ARGUMENT, big, "%s", big), LLM_ERR_ARGUMENT);
-    ck_assert_uint_eq(strlen(err.stage), sizeof err.stage - 1);
-    ck_assert_uint_eq(strlen(err.message), sizeof err.message - 1);
-    ck_assert_int_eq(llm_fail(NULL, LLM_ERR_RANK, "s", "m"), LLM_ERR_RANK);
-}
-END_TEST
-
-START_TEST(numbers_are_formatted_without_negative_zero)
-{
-    char buf[64];
-    const double xs[3] = {0.5, -0.0000001, -2.25};
-    const size_t sizes[3] = {2, 0, 3};
-    ck_assert_str_eq(llm_fmt(buf, sizeof buf, -0.0, 6), "0.000000");
-    ck_assert_str_eq(llm_fmt(buf, sizeof buf, -0.0000004, 6), "0.000000");
-    ck_assert_str_eq(llm_fmt(buf, sizeof buf, -0.0000006, 6), "-0.000001");
-    ck_assert_str_eq(llm_fmt(buf, sizeof buf, -3.0, 0), "-3");
-    ck_assert_str_eq(llm_fmt(buf, sizeof buf, 0.0 / 0.0, 3), "nan");
-    ck_assert_str_eq(llm_fmt(buf, sizeof buf, -1.0 / 0.0, 3), "-inf");
-    ck_assert_str_eq(llm_fmt_list(buf, sizeof buf, xs, 3, 2), "[0.50, 0.00, -2.25]");
-    ck_assert_str_eq(llm_fmt_list(buf, sizeof buf, xs, 0, 2), "[]");
-    ck_assert_str_eq(llm_fmt_sizes(buf, sizeof buf, sizes, 3), "[2, 0, 3]");
-    ck_assert_str_eq(llm_fmt_sizes(buf, sizeof buf, sizes, 0), "[]");
-}
-END_TEST
-
-START_TEST(demo_arguments_are_checked)
-{
-    char prog[] = "demo", flag[] = "--trace", bad[] = "--nope",
-         path[] = "/nonexistent-dir/x.trace";
-    char *no_args[] = {prog, NULL};
-    char *unknown[] = {prog, bad, NULL};
-    char *unwritable[] = {prog, flag, path, NULL};
-    char *missing_file[] = {prog, flag, NULL};
-    llm_trace tr;
-    /* the refusals print their messages; this test only needs the status */
-    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
-    ck_assert_int_eq(llm_demo_start(1, no_args, "demo", &tr), 0);
-    ck_assert_ptr_null(tr.fp);
-    ck_assert_int_eq(llm_demo_finish(&tr, 1), 0);
-    ck_assert_int_eq(llm_demo_finish(&tr, 0), 1);
-    ck_assert_int_eq(llm_demo_start(2, unknown, "demo", &tr), 2);
-    ck_assert_int_eq(llm_demo_start(3, unwritable, "demo", &tr), 2);
-    ck_assert_int_eq(llm_demo_start(2, missing_file, "demo", &tr), 2);
-}
-END_TEST
-
-START_TEST(trace_lines_are_tab_separated)
-{
-    char path[] = "/tmp/llm-trace-XXXXXX";
-    char prog[] = "demo", flag[] = "--trace";
-    char *argv[4];
-    const char *cells[2] = {"a b", "c"};
-    char text[128];
-    llm_trace tr;
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    argv[0] = prog; argv[1] = flag; argv[2] = path; argv[3] = NULL;
-    ck_assert_int_eq(llm_demo_start(3, argv, "demo", &tr), 0);
-    llm_trace_value(&tr, "k", "v 1");
-    llm_trace_row(&tr, "t", 2, cells);
-    ck_assert_int_eq(llm_demo_finish(&tr, 1), 0);
-    take_file(path, text, sizeof text);
-    ck_assert_str_eq(text, "v\tk\tv 1\nr\tt\ta b\tc\n");
-}
-END_TEST
-
-START_TEST(refusal_rows_carry_the_chosen_cells)
-{
-    char path[] = "/tmp/llm-refusal-XXXXXX";
-    char prog[] = "demo", flag[] = "--trace";
-    char *argv[4];
-    char text[512];
-    llm_trace tr;
-    llm_error err;
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    /* the refusals print their report lines; this test reads the trace */
-    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout));
-    argv[0] = prog; argv[1] = flag; argv[2] = path; argv[3] = NULL;
-    ck_assert_int_eq(llm_demo_start(3, argv, "demo", &tr), 0);
-    (void)llm_fail(&err, LLM_ERR_INDEX, "tensor.get", "index %d of %d", 3, 2);
-    llm_demo_refusal(&tr, "a", LLM_ERR_INDEX, &err);
-    llm_demo_refusal_cells(&tr, "csmbx", "b", LLM_ERR_INDEX, &err);
-    llm_demo_refusal_cells(&tr, "b", "c", LLM_OK, &err);
-    llm_demo_refusal_cells(&tr, "", "d", LLM_ERR_INDEX, NULL);
-    llm_demo_refusal_cells(&tr, "cccccccccc", "e", LLM_ERR_INDEX, &err);
-    ck_assert_int_eq(llm_demo_ok("demo", LLM_OK, NULL), 1);
-    ck_assert_int_eq(llm_demo_finish(&tr, 1), 0);
-    take_file(path, text, sizeof text);
-    ck_assert_str_eq(text,
-        "r\trefusals\ta\tindex\tindex 3 of 2\n"
-        "r\trefusals\tb\tindex\ttensor.get\tindex 3 of 2\tindex (`tensor.get`)\t?\n"
-        "r\trefusals\tc\tok (`accepted`)\n"
-        "r\trefusals\td\n"
-        "r\trefusals\te\tindex\tindex\tindex\tindex\tindex\tindex\tindex\n");
-}
-END_TEST
-
-START_TEST(an_unexpected_status_fails_the_demo)
-{
-    llm_error err;
-    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stderr));
-    (void)llm_fail(&err, LLM_ERR_SHAPE, "tensor.from", "11 values for 12");
-    ck_assert_int_eq(llm_demo_ok("demo", LLM_ERR_SHAPE, &err), 0);
-    ck_assert_int_eq(llm_demo_ok("demo", LLM_ERR_SHAPE, NULL), 0);
-}
-END_TEST
-
 /* The null-pointer rule of llm/error.h and llm_tensor_check. */
 START_TEST(null_and_malformed_arguments_are_refused)
 {
@@ -401,76 +275,10 @@ START_TEST(null_and_malformed_arguments_are_refused)
 }
 END_TEST
 
-START_TEST(a_refusal_passed_on_keeps_the_stage_that_refused_first)
-{
-    llm_error err, why;
-    char buf[100], tiny[8];
-    const size_t shape[2] = {SIZE_MAX, 3};
-    llm_tensor t;
-    /* llm_fail clears a cause left from before */
-    memset(&err, 0, sizeof err);
-    strcpy(err.cause, "old.cause");
-    ck_assert_int_eq(llm_fail(&err, LLM_ERR_INDEX, "tensor.offset", "x"), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.cause, "");
-    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "tensor.offset");
-    /* a chain of callers: the outermost is the stage, the innermost the cause */
-    ck_assert_int_eq(llm_pass(&err, LLM_ERR_INDEX, "tensor.get"), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.stage, "tensor.get");
-    ck_assert_str_eq(err.cause, "tensor.offset");
-    ck_assert_int_eq(llm_pass(&err, LLM_ERR_INDEX, "decoder.forward"), LLM_ERR_INDEX);
-    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "decoder.forward <- tensor.offset");
-    ck_assert_str_eq(err.message, "x");                    /* the message stays */
-    /* passing on one's own refusal, or success, changes nothing */
-    ck_assert_int_eq(llm_pass(&err, LLM_ERR_INDEX, "decoder.forward"), LLM_ERR_INDEX);
-    ck_assert_str_eq(err.cause, "tensor.offset");
-    ck_assert_int_eq(llm_pass(&err, LLM_OK, "block.forward"), LLM_OK);
-    ck_assert_str_eq(err.stage, "decoder.forward");
-    ck_assert_int_eq(llm_pass(NULL, LLM_ERR_RANK, "block.forward"), LLM_ERR_RANK);
-    /* llm_fail_from: a new message, the code and the first stage of why */
-    ck_assert_int_eq(llm_tensor_zeros(&t, 2, shape, &why), LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &why), "tensor.zeros <- tensor.row_major");
-    ck_assert_int_eq(llm_fail_from(&err, &why, "tape.gather", "IDs: %s", "too many"),
-                     LLM_ERR_OVERFLOW);
-    ck_assert_int_eq(err.code, LLM_ERR_OVERFLOW);
-    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "tape.gather <- tensor.row_major");
-    ck_assert_str_eq(err.message, "IDs: too many");
-    ck_assert_int_eq(llm_fail(&why, LLM_ERR_SHAPE, "tape.gather", "same"), LLM_ERR_SHAPE);
-    ck_assert_int_eq(llm_fail_from(&err, &why, "tape.gather", NULL), LLM_ERR_SHAPE);
-    ck_assert_str_eq(err.cause, "");                      /* its own stage is no cause */
-    ck_assert_str_eq(err.message, "");
-    /* why may be err itself, its message an argument */
-    ck_assert_int_eq(llm_fail(&err, LLM_ERR_INDEX, "tensor.offset", "inner"), LLM_ERR_INDEX);
-    ck_assert_int_eq(llm_fail_from(&err, &err, "tensor.get", "outer: %s", err.message),
-                     LLM_ERR_INDEX);
-    ck_assert_str_eq(err.message, "outer: inner");
-    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "tensor.get <- tensor.offset");
-    /* the printed form is cut to the buffer, and NULL is safe */
-    ck_assert_str_eq(llm_error_where(tiny, sizeof tiny, &err), "tensor.");
-    ck_assert_str_eq(llm_error_where(buf, sizeof buf, NULL), "?");
-    ck_assert_ptr_null(llm_error_where(NULL, 4, &err));
-}
-END_TEST
-
-START_TEST(trimmed_numbers_drop_trailing_zeros_only)
-{
-    char buf[64];
-    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 5.5, 12), "5.5");
-    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 2.0, 12), "2");
-    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, -0.5, 12), "-0.5");
-    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 10.0, 6), "10");      /* not "1" */
-    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 100.0, 0), "100");    /* no point */
-    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 1e-6, 6), "0.000001");
-    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, -1e-9, 6), "0");      /* no "-0" */
-    ck_assert_str_eq(llm_fmt_trim(buf, sizeof buf, 0.25, 1), "0.2");
-}
-END_TEST
-
 Suite *ch08_tensor_storage_suite(void)
 {
     const TTest *tests[] = {
         strides_and_offsets_follow_row_major_order,
-        a_refusal_passed_on_keeps_the_stage_that_refused_first,
-        trimmed_numbers_drop_trailing_zeros_only,
         index_next_walks_row_major_order,
         write_changes_exactly_one_position,
         out_of_range_index_names_the_axis_and_reads_nothing,
@@ -482,13 +290,6 @@ Suite *ch08_tensor_storage_suite(void)
         allocation_failure_is_reported,
         scalar_and_empty_shapes,
         storage_keeps_bits_of_negative_zero_and_nan,
-        every_status_has_a_name,
-        long_messages_are_truncated_not_overrun,
-        numbers_are_formatted_without_negative_zero,
-        demo_arguments_are_checked,
-        trace_lines_are_tab_separated,
-        refusal_rows_carry_the_chosen_cells,
-        an_unexpected_status_fails_the_demo,
         null_and_malformed_arguments_are_refused,
     };
     return suite_of("ch08 tensor storage", tcase_of("storage", 0, tests, COUNT(tests)));

@@ -163,7 +163,7 @@ local function chapters()
 end
 
 -- A reference to a chapter is written [chapter 22](ch:22) or, to one of its
--- sections, [chapter 8, "The shape of a demo"](ch:08#demo-shape). It becomes
+-- sections, [chapter 1, "The shape of a demo"](ch:01#demo-shape). It becomes
 -- a link to the chapter's page (HTML) or place (print); a chapter that is
 -- not written yet is named without a link (tools/chapter-refs.sh lists them).
 local function chapter_link(el)

@@ -240,16 +240,6 @@ int llm_demo_main(int argc, char **argv, const char *name, llm_section *setup,
     return llm_demo_end(&d);
 }
 
-static void release_tensor(void *t)
-{
-    llm_tensor_free(t);
-}
-
-llm_tensor *llm_own_tensor(llm_demo *d)
-{
-    return llm_own(d, sizeof(llm_tensor), release_tensor);
-}
-
 const char *llm_put(llm_demo *d, const char *key, const char *value)
 {
     llm_trace_value(&d->trace, key, value);

@@ -34,6 +34,7 @@
 #include "llm/softmax.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
+#include "llm/text.h"
 
 /* ------------------------------------------------------ counts and checks */
 
@@ -222,6 +223,89 @@ static void tensor_calls(void)
     calls += 2;
     llm_tensor_free(&oa);
     llm_tensor_free(&ob);
+}
+
+/* ------------------------------------------------------------- text calls */
+
+/* Bytes that are mostly UTF-8: ASCII, Cyrillic and CJK sequences, with now
+   and then a stray continuation, a cut sequence, an overlong form, a
+   surrogate or a byte above F4. */
+static size_t text_bytes(unsigned char *b, size_t room)
+{
+    static const char *const pieces[] = {"a", " ", "к", "猫", "\x80", "\xE7\x8C", "\xC0\xAF",
+                                         "\xED\xA0\x80", "\xF5", "\xF4\x90\x80\x80", "?"};
+    size_t n = 0, k, want = draw(12);
+    for (k = 0; k < want; k++) {
+        const char *p = pieces[chance(85) ? draw(4) : draw(11)];
+        const size_t len = strlen(p);
+        if (n + len > room)
+            break;
+        memcpy(b + n, p, len);
+        n += len;
+    }
+    return n;
+}
+
+static void text_calls(void)
+{
+    unsigned char text[64], out[64], outmark[64];
+    uint32_t scalars[16], smark[16], u = 7;
+    size_t n = text_bytes(text, sizeof text), ids[16], idmark[16], count, len, k;
+    const size_t cap = draw(20);
+    llm_scalar_vocab v, vmark, *vp = chance(5) ? NULL : &v;
+    llm_error err;
+    llm_status st;
+    memset(outmark, 0x5a, sizeof outmark);
+    memset(smark, 0x5a, sizeof smark);
+    memset(idmark, 0x5a, sizeof idmark);
+    memset(&vmark, 0x5a, sizeof vmark);
+#define TEXT_CALL(name, expr, kept)                                            \
+    do {                                                                       \
+        memset(&err, 0, sizeof err);                                           \
+        count = len = 77;                                                      \
+        st = (expr);                                                           \
+        judge(name, st, &err, st == LLM_OK || (kept));                         \
+    } while (0)
+    TEXT_CALL("text.utf8_next",
+              llm_utf8_next(chance(5) ? NULL : text, n, index_near(n), &u, &len, &err),
+              u == 7 && len == 77);
+    TEXT_CALL("text.utf8_count", llm_utf8_count(chance(5) ? NULL : text, n, &count, &err),
+              count == 77);
+    memcpy(scalars, smark, sizeof scalars);
+    TEXT_CALL("text.utf8_decode",
+              llm_utf8_decode(text, n, chance(5) ? NULL : scalars, cap < 16 ? cap : 16, &count,
+                              &err),
+              count == 77 && memcmp(scalars, smark, sizeof scalars) == 0);
+    memcpy(out, outmark, sizeof out);
+    TEXT_CALL("text.utf8_encode",
+              llm_utf8_encode(chance(50) ? (uint32_t)draw(0x110010)
+                                         : (uint32_t)llm_rng_next_u64(&rng), out, &len, &err),
+              len == 77 && memcmp(out, outmark, sizeof out) == 0);
+    v = vmark;
+    TEXT_CALL("scalar_vocab.build", llm_scalar_vocab_build(vp, text, n, &err),
+              memcmp(&v, &vmark, sizeof v) == 0);
+    if (st != LLM_OK || vp == NULL) {
+        v.scalars = NULL;                  /* a vocabulary of <UNK> alone, or none */
+        v.size = chance(50);
+    }
+    n = text_bytes(text, sizeof text);
+    memcpy(ids, idmark, sizeof ids);
+    TEXT_CALL("scalar_vocab.encode",
+              llm_scalar_vocab_encode(chance(5) ? NULL : &v, text, n, ids, cap < 16 ? cap : 16,
+                                      &count, &err),
+              count == 77 && memcmp(ids, idmark, sizeof ids) == 0);
+    for (k = 0; k < 16; k++)
+        ids[k] = index_near(v.size);
+    memcpy(out, outmark, sizeof out);
+    TEXT_CALL("scalar_vocab.decode",
+              llm_scalar_vocab_decode(chance(5) ? NULL : &v, ids, draw(17), out, draw(65), &len,
+                                      &err),
+              len == 77 && memcmp(out, outmark, sizeof out) == 0);
+    (void)llm_scalar_vocab_id(chance(50) ? NULL : &v, (uint32_t)draw(0x500));
+    calls++;
+#undef TEXT_CALL
+    if (v.scalars != NULL)
+        llm_scalar_vocab_free(&v);
 }
 
 /* ------------------------------------------------------------- tape calls */
@@ -585,6 +669,7 @@ static void one_case(uint64_t seed, int fd)
     llm_rng_seed(&rng, seed);
     llm_alloc_keep(chance(20) ? draw(1 << 16) : LLM_ALLOC_KEEP);   /* small limits too */
     for (k = 0; k < 4; k++) {
+        text_calls();
         tensor_calls();
         tape_calls();
         if (chance(10))

@@ -1,7 +1,8 @@
 /* llm/error.h -- the error module: named errors (every rejection says what
-   and where), the shape formatter of their messages, and the one allocator
-   whose refusals they report. Built by chapters 8 (the tensor chapters'
-   codes), 14, 17 and 30 (the codes of autodiff, names and configurations). */
+   and where), the size-list formatter of their messages, and the one
+   allocator whose refusals they report. Built by chapter 1 (the first codes,
+   the allocator), then chapters 8 (the tensor chapters' codes), 14, 17 and
+   30 (the codes of autodiff, names and configurations). */
 #ifndef LLM_ERROR_H
 #define LLM_ERROR_H
 
@@ -10,11 +11,15 @@
 typedef enum llm_status {
     LLM_OK = 0,
     LLM_ERR_ARGUMENT,   /* a null pointer or a meaningless argument */
+    LLM_ERR_LENGTH,     /* a buffer too short for what must go into it, or one
+                           whose length does not match the shape */
+    LLM_ERR_ALLOC,      /* the allocator refused */
+    LLM_ERR_UTF8,       /* bytes that are not the UTF-8 of Unicode scalars, or a
+                           number that is not a scalar */
+    LLM_ERR_TOKEN,      /* an ID outside its vocabulary */
     LLM_ERR_RANK,       /* an index or shape with the wrong number of axes */
     LLM_ERR_INDEX,      /* an index outside the extent of its axis */
     LLM_ERR_OVERFLOW,   /* an element count size_t cannot hold */
-    LLM_ERR_LENGTH,     /* a buffer whose length does not match the shape */
-    LLM_ERR_ALLOC,      /* the allocator refused */
     LLM_ERR_SHAPE,      /* shapes that must agree do not (a parameter
                            with the right name and another shape) */
     LLM_ERR_AXIS,       /* an axis outside the rank, or named twice */
@@ -40,8 +45,8 @@ typedef enum llm_status {
 typedef struct llm_error {
     llm_status code;
     char stage[48];     /* the public function that refused, as <module>.<verb>:
-                           llm_tensor_offset is "tensor.offset", llm_log_softmax
-                           (no type in its name) "softmax.log_softmax" */
+                           llm_scalar_vocab_encode is "scalar_vocab.encode",
+                           llm_utf8_next (no type in its name) "text.utf8_next" */
     char cause[48];     /* the stage that refused first, inside it; "" if none */
     char message[208];  /* what was expected and what came */
 } llm_error;
@@ -80,11 +85,12 @@ const char *llm_status_name(llm_status code);
    - a function that returns llm_status refuses a null pointer it needs with
      LLM_ERR_ARGUMENT (err itself may always be NULL);
    - a function that returns a value or nothing does nothing with a null
-     pointer and returns 0 (llm_tensor_free, llm_index_next, the generator);
+     pointer and returns 0 (llm_scalar_vocab_free, llm_scalar_vocab_id);
    - llm_fail with a null format records an empty message. */
 
 /* n sizes as "[2, 2, 3]" ("[]" for none) in buf, cut to size; returns buf.
-   The one shape formatter of the library's messages and the demos. */
+   The one formatter of size lists (shapes, IDs) of the library's messages
+   and the demos. */
 char *llm_fmt_sizes(char *buf, size_t size, const size_t *x, size_t n);
 
 /* The library's allocations: malloc, calloc and realloc, except that the

@@ -1,6 +1,6 @@
 /* llm/evidence.h -- the demo layer, not the library: what every demo shares
    (arguments, numbers, traces, refusal rows), in libllm-evidence.a.
-   Built by chapter 8. */
+   Built by chapter 1; chapters 8, 14, 15 and 17 add what their demos own. */
 #ifndef LLM_EVIDENCE_H
 #define LLM_EVIDENCE_H
 
@@ -8,7 +8,6 @@
 #include <stdio.h>
 
 #include "llm/error.h"
-#include "llm/tensor.h"
 
 typedef struct llm_trace {
     FILE *fp;     /* NULL when no trace was asked for */
@@ -65,7 +64,7 @@ typedef struct llm_owned {
 } llm_owned;
 
 typedef struct llm_demo {
-    const char *name;     /* "ch25-rmsnorm" */
+    const char *name;     /* "ch01-text-units" */
     llm_trace trace;
     llm_error err;
     int ok;
@@ -74,7 +73,7 @@ typedef struct llm_demo {
 } llm_demo;
 
 /* Parses the arguments as llm_demo_start does and prints the report's
-   first line, "chapter=25 rmsnorm" for "ch25-rmsnorm". Returns 0, or the
+   first line, "chapter=01 text-units" for "ch01-text-units". Returns 0, or the
    exit status 2. */
 int llm_demo_begin(llm_demo *d, int argc, char **argv, const char *name);
 
@@ -142,8 +141,10 @@ __attribute__((format(printf, 1, 2)))
 #endif
 const char *llm_text(const char *fmt, ...);                    /* snprintf */
 const char *llm_yes(int holds);                                /* "yes", "no" */
-/* llm_own for a tensor, freed with llm_tensor_free. */
-llm_tensor *llm_own_tensor(llm_demo *d);
+/* What the demos of later chapters own: each adds its llm_own_<thing>. */
+/* llm_own for a tensor, freed with llm_tensor_free (chapter 8). */
+struct llm_tensor;
+struct llm_tensor *llm_own_tensor(llm_demo *d);
 /* llm_own for a scalar tape, freed with llm_stape_free (chapter 14). */
 struct llm_stape;
 struct llm_stape *llm_own_stape(llm_demo *d);

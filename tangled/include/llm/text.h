@@ -1,0 +1,88 @@
+/* llm/text.h -- the text module: UTF-8 bytes, the Unicode scalars they
+   spell, and the scalar vocabulary that gives each scalar of a text an ID.
+   Built by chapter 1. */
+#ifndef LLM_TEXT_H
+#define LLM_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llm/error.h"
+
+/* The most bytes one scalar takes in UTF-8, and the last scalar. */
+#define LLM_UTF8_MAX 4
+#define LLM_SCALAR_MAX 0x10FFFFu
+
+/* Reads the scalar whose UTF-8 starts at bytes[at], one of n bytes:
+   *scalar gets its value and *len the bytes it takes (1 to 4).
+   Errors: LLM_ERR_ARGUMENT (a null pointer, at >= n), LLM_ERR_UTF8 (no
+   scalar starts at at: a continuation byte or a byte above F4 there, a
+   sequence cut short by the end or by a byte that is no continuation, an
+   overlong form, a surrogate, a value above U+10FFFF); the message begins
+   "byte <at>:". On failure *scalar and *len are not touched. */
+llm_status llm_utf8_next(const unsigned char *bytes, size_t n, size_t at,
+                         uint32_t *scalar, size_t *len, llm_error *err);
+/* The number of scalars in bytes[0..n-1], when the n bytes are UTF-8:
+   the library's UTF-8 check.
+   Errors: LLM_ERR_ARGUMENT (count is NULL, bytes is NULL and n > 0),
+   LLM_ERR_UTF8 (as llm_utf8_next, for the first sequence that fails).
+   On failure *count is not touched. */
+llm_status llm_utf8_count(const unsigned char *bytes, size_t n, size_t *count,
+                          llm_error *err);
+
+/* The scalars of bytes[0..n-1] in scalars[0..cap-1]; *count gets their
+   number.
+   Errors: those of llm_utf8_count, LLM_ERR_ARGUMENT (scalars is NULL and
+   cap > 0), LLM_ERR_LENGTH (more than cap scalars). On failure scalars and
+   *count are not touched. */
+llm_status llm_utf8_decode(const unsigned char *bytes, size_t n, uint32_t *scalars,
+                           size_t cap, size_t *count, llm_error *err);
+/* The UTF-8 of scalar in out[0..*len-1]; *len is 1 to 4 (LLM_UTF8_MAX,
+   the room out needs).
+   Errors: LLM_ERR_ARGUMENT (a null pointer), LLM_ERR_UTF8 (a surrogate,
+   D800 to DFFF, or a number above U+10FFFF: not a scalar). On failure out
+   and *len are not touched. */
+llm_status llm_utf8_encode(uint32_t scalar, unsigned char *out, size_t *len,
+                           llm_error *err);
+/* A vocabulary of scalars: ID 0 (LLM_UNK) stands for every scalar it does
+   not hold; ID k + 1 is scalars[k], the scalars it holds in strictly
+   ascending order. */
+typedef struct llm_scalar_vocab {
+    uint32_t *scalars;
+    size_t size;          /* the number of IDs: 1 + the scalars held */
+} llm_scalar_vocab;
+
+#define LLM_UNK 0
+
+/* The vocabulary of the n bytes of text: each distinct scalar once.
+   Errors: LLM_ERR_ARGUMENT (vocab is NULL), those of llm_utf8_count,
+   LLM_ERR_ALLOC. On failure *vocab is not touched. */
+llm_status llm_scalar_vocab_build(llm_scalar_vocab *vocab, const unsigned char *text,
+                                  size_t n, llm_error *err);
+
+/* Frees what vocab holds and leaves it empty (size 0). Safe on NULL. */
+void llm_scalar_vocab_free(llm_scalar_vocab *vocab);
+
+/* The ID of scalar: its position among the scalars plus 1, or LLM_UNK. */
+size_t llm_scalar_vocab_id(const llm_scalar_vocab *vocab, uint32_t scalar);
+
+/* The IDs of the n bytes of text in ids[0..cap-1]; *count gets their
+   number, one per scalar.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; a vocabulary no build makes:
+   size 0, or scalars missing, not strictly ascending or not scalars),
+   those of llm_utf8_count, LLM_ERR_LENGTH (more than cap IDs). On failure
+   ids and *count are not touched. */
+llm_status llm_scalar_vocab_encode(const llm_scalar_vocab *vocab,
+                                   const unsigned char *text, size_t n, size_t *ids,
+                                   size_t cap, size_t *count, llm_error *err);
+
+/* The UTF-8 of the n IDs in out[0..cap-1], LLM_UNK as U+FFFD; *len gets
+   the bytes written.
+   Errors: LLM_ERR_ARGUMENT (as for encoding), LLM_ERR_TOKEN (an ID at or
+   above vocab->size; the message names its position), LLM_ERR_LENGTH (more
+   than cap bytes). On failure out and *len are not touched. */
+llm_status llm_scalar_vocab_decode(const llm_scalar_vocab *vocab, const size_t *ids,
+                                   size_t n, unsigned char *out, size_t cap,
+                                   size_t *len, llm_error *err);
+
+#endif
