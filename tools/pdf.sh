@@ -46,7 +46,9 @@ if [ -n "$part" ]; then
     printf '```c\n```\n' > "$work/code.md"
     inputs="$work/code.md $inputs"
   else
-    start="\\setcounter{chapter}{$(expr "${slug%%-*}" - 1)}"
+    n=${slug%%-*}
+    n=${n#0}                                  # 08 is eight, not an octal number
+    start="\\setcounter{chapter}{$((n - 1))}"
     what="chapter $slug of the $lang edition"
   fi
 else
