@@ -141,6 +141,11 @@ $(B)/reports/%.txt $(B)/traces/%.trace &: $(B)/bin/%
 	@cpif $(B)/reports/$*.txt < $(B)/reports/$*.txt.new
 	@rm -f $(B)/traces/$*.trace.new $(B)/reports/$*.txt.new
 
+# The demos that read the book's corpus (corpus/): their reports and traces
+# change when it does.
+CORPUS_DEMOS := $(filter 02-%,$(SLUGS))
+$(foreach s,$(CORPUS_DEMOS),$(B)/reports/ch$(s).txt $(B)/traces/ch$(s).trace): corpus/corpus.txt corpus/splits.txt
+
 reports: $(REPORTS)
 
 check-reports: $(REPORTS)

@@ -9,7 +9,7 @@
 
 #include "llm/error.h"
 #include "llm/evidence.h"
-#include "llm/text.h"
+#include "llm/tokenizer.h"
 #include "support.h"
 
 static const unsigned char *bytes_of(const char *s)
@@ -179,17 +179,17 @@ START_TEST(malformed_sequences_name_the_offset)
         const unsigned char *b = bytes_of(bad[k].bytes);
         mark_bytes(out, sizeof out);
         REFUSED(llm_utf8_decode(b, bad[k].n, out, 8, &count, &err), LLM_ERR_UTF8,
-                "text.utf8_decode <- text.utf8_next");
+                "tokenizer.utf8_decode <- tokenizer.utf8_next");
         ck_assert_uint_eq(message_offset(&err), bad[k].at);
         ck_assert_msg(strstr(err.message, bad[k].says) != NULL, "%s", err.message);
         ck_assert(marked_bytes(out, sizeof out) && count == 77);
         REFUSED(llm_utf8_count(b, bad[k].n, &count, &err), LLM_ERR_UTF8,
-                "text.utf8_count <- text.utf8_next");
+                "tokenizer.utf8_count <- tokenizer.utf8_next");
         mark_bytes(ids, sizeof ids);
         REFUSED(llm_scalar_vocab_encode(&v, b, bad[k].n, ids, 8, &count, &err), LLM_ERR_UTF8,
-                "scalar_vocab.encode <- text.utf8_next");
+                "scalar_vocab.encode <- tokenizer.utf8_next");
         REFUSED(llm_scalar_vocab_build(&v, b, bad[k].n, &err), LLM_ERR_UTF8,
-                "scalar_vocab.build <- text.utf8_next");
+                "scalar_vocab.build <- tokenizer.utf8_next");
         ck_assert(marked_bytes(ids, sizeof ids) && count == 77 && v.size == 4);
     }
     llm_scalar_vocab_free(&v);
@@ -204,11 +204,11 @@ START_TEST(non_scalars_are_not_written)
     llm_error err;
     for (k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         mark_bytes(b, sizeof b);
-        REFUSED(llm_utf8_encode(bad[k], b, &len, &err), LLM_ERR_UTF8, "text.utf8_encode");
+        REFUSED(llm_utf8_encode(bad[k], b, &len, &err), LLM_ERR_UTF8, "tokenizer.utf8_encode");
         ck_assert(marked_bytes(b, sizeof b) && len == 77);
     }
-    REFUSED(llm_utf8_encode('a', NULL, &len, &err), LLM_ERR_ARGUMENT, "text.utf8_encode");
-    REFUSED(llm_utf8_encode('a', b, NULL, &err), LLM_ERR_ARGUMENT, "text.utf8_encode");
+    REFUSED(llm_utf8_encode('a', NULL, &len, &err), LLM_ERR_ARGUMENT, "tokenizer.utf8_encode");
+    REFUSED(llm_utf8_encode('a', b, NULL, &err), LLM_ERR_ARGUMENT, "tokenizer.utf8_encode");
 }
 END_TEST
 
@@ -286,7 +286,7 @@ START_TEST(ids_outside_the_vocabulary_and_short_buffers_are_refused)
         uint32_t u[2];
         mark_bytes(u, sizeof u);
         REFUSED(llm_utf8_decode(bytes_of("кот"), 6, u, 2, &n, &err), LLM_ERR_LENGTH,
-                "text.utf8_decode");
+                "tokenizer.utf8_decode");
         ck_assert(marked_bytes(u, sizeof u) && n == 77);
     }
     llm_scalar_vocab_free(&v);
@@ -326,10 +326,10 @@ START_TEST(vocabularies_no_build_makes_are_refused)
     REFUSED(llm_scalar_vocab_build(NULL, bytes_of("a"), 1, &err), LLM_ERR_ARGUMENT,
             "scalar_vocab.build");
     REFUSED(llm_utf8_next(bytes_of("a"), 1, 1, (uint32_t *)ids, &n, &err), LLM_ERR_ARGUMENT,
-            "text.utf8_next");
-    REFUSED(llm_utf8_count(NULL, 3, &n, &err), LLM_ERR_ARGUMENT, "text.utf8_count");
+            "tokenizer.utf8_next");
+    REFUSED(llm_utf8_count(NULL, 3, &n, &err), LLM_ERR_ARGUMENT, "tokenizer.utf8_count");
     REFUSED(llm_utf8_decode(bytes_of("a"), 1, NULL, 4, &n, &err), LLM_ERR_ARGUMENT,
-            "text.utf8_decode");
+            "tokenizer.utf8_decode");
     ck_assert_uint_eq(n, 77);
 }
 END_TEST
@@ -413,11 +413,11 @@ START_TEST(a_refusal_passed_on_keeps_the_stage_that_refused_first)
     ck_assert_int_eq(llm_pass(NULL, LLM_ERR_RANK, "block.forward"), LLM_ERR_RANK);
     /* llm_fail_from: a new message, the code and the first stage of why */
     ck_assert_int_eq(llm_utf8_decode(bad, 4, out, 4, &count, &why), LLM_ERR_UTF8);
-    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &why), "text.utf8_decode <- text.utf8_next");
+    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &why), "tokenizer.utf8_decode <- tokenizer.utf8_next");
     ck_assert_int_eq(llm_fail_from(&err, &why, "tape.gather", "IDs: %s", "too many"),
                      LLM_ERR_UTF8);
     ck_assert_int_eq(err.code, LLM_ERR_UTF8);
-    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "tape.gather <- text.utf8_next");
+    ck_assert_str_eq(llm_error_where(buf, sizeof buf, &err), "tape.gather <- tokenizer.utf8_next");
     ck_assert_str_eq(err.message, "IDs: too many");
     ck_assert_int_eq(llm_fail(&why, LLM_ERR_SHAPE, "tape.gather", "same"), LLM_ERR_SHAPE);
     ck_assert_int_eq(llm_fail_from(&err, &why, "tape.gather", NULL), LLM_ERR_SHAPE);

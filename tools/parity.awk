@@ -108,7 +108,7 @@ cur_lang != "" {
     if (match(line, /\{#[^ }]+/)) id = substr(line, RSTART + 1, RLENGTH - 1)
     sig_add("seq", "h" length(h) id)
   }
-  while (match(line, /\[[^]]*\]\{\.tv[ }]/)) {
+  while (match(line, /\[[^][]*\]\{\.tv[ }]/)) {
     s = substr(line, RSTART + 1, RLENGTH - 6)
     rest = substr(line, RSTART + RLENGTH - 1)
     sig_add("sorted", "tv:" s)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
-#include "llm/text.h"
+#include "llm/tokenizer.h"
 
 static const char *const fixture = "cat кот";
 static llm_scalar_vocab *vocab;      /* built by setup from fixture */
@@ -70,8 +70,14 @@ static void three_words(llm_demo *d)
         if (!(LLM_TRY(d, llm_utf8_decode(b, n, u, 8, &nu, &d->err))
               && LLM_TRY(d, llm_scalar_vocab_encode(vocab, b, n, ids, 8, &nid, &d->err))))
             return;
-        for (i = 0; i < nu && LLM_TRY(d, llm_utf8_encode(u[i], again, &len, &d->err)); i++)
+        for (i = 0; i < nu && LLM_TRY(d, llm_utf8_encode(u[i], again, &len, &d->err)); i++) {
+            llm_row(d, "glyphs", llm_text("%zu", w), llm_text("%zu", spent),
+                    llm_text("%zu", len), llm_text("%.*s", (int)len, (const char *)again),
+                    llm_text("U+%04X", (unsigned)u[i]), hex(again, 1),
+                    len > 1 ? hex(again + 1, 1) : "", len > 2 ? hex(again + 2, 1) : "",
+                    llm_text("%zu", ids[i]), NULL);
             spent += len;
+        }
         printf("word=%s bytes=%s", words[w],
                llm_put(d, llm_text("%s_nbytes", keys[w]), llm_text("%zu", n)));
         printf(" [%s] scalars=%s", llm_put(d, llm_text("%s_hex", keys[w]), hex(b, n)),
@@ -173,13 +179,17 @@ static void malformed(llm_demo *d)
         }
         untouched = untouched && out[0] == 0x5a5a5a5au && count == 77;
     }
+    memset(ids, 0x5a, sizeof ids);
     llm_refuse_as(d, "encode \"ab C0 AF\" with the vocabulary",
                   llm_scalar_vocab_encode(vocab, bytes_of(bad[0].bytes), bad[0].n, ids, 8,
                                           &count, &d->err), LLM_ERR_UTF8);
+    printf("  %s\n", d->err.message);
     llm_put(d, "chain", llm_text("%s", llm_error_where(where, sizeof where, &d->err)));
     memset(bytes, 0x5a, sizeof bytes);
+    len = 77;
     llm_refuse_as(d, "encode U+D800", llm_utf8_encode(0xD800, bytes, &len, &d->err),
                   LLM_ERR_UTF8);
+    untouched = untouched && len == 77;
     llm_refuse_as(d, "decode [3, 8]", llm_scalar_vocab_decode(vocab, too_far, 2, bytes,
                                                               sizeof bytes, &len, &d->err),
                   LLM_ERR_TOKEN);
@@ -187,7 +197,8 @@ static void malformed(llm_demo *d)
     llm_refuse_as(d, "encode \"cat кот\" into room for 6 IDs",
                   llm_scalar_vocab_encode(vocab, bytes_of(fixture), strlen(fixture), ids, 6,
                                           &count, &d->err), LLM_ERR_LENGTH);
-    untouched = untouched && count == 77 && bytes[0] == 0x5a && bytes[7] == 0x5a;
+    untouched = untouched && count == 77 && bytes[0] == 0x5a && bytes[7] == 0x5a
+                && ids[0] == (size_t)0x5a5a5a5a5a5a5a5au && ids[7] == ids[0] && len == 77;
     printf("refused calls wrote nothing: %s\n", llm_put(d, "untouched", llm_yes(untouched)));
     llm_demo_check(d, untouched, "refused calls wrote nothing");
 }
@@ -220,22 +231,25 @@ static void out_of_memory(llm_demo *d)
 static void exercise_answers(llm_demo *d)
 {
     static const char *const privet = "Привет, мир!";
-    const uint32_t e = 0xE9;                         /* é */
+    static const char *const key[2] = {"e", "zh"};
+    const uint32_t letters[2] = {0xE9, 0x436};       /* é, for the notation; ж */
     unsigned char b[LLM_UTF8_MAX];
-    size_t n = 0, len = 0;
-    if (!(LLM_TRY(d, llm_utf8_count(bytes_of(privet), strlen(privet), &n, &d->err))
-          && LLM_TRY(d, llm_utf8_encode(e, b, &len, &d->err))))
+    size_t n = 0, len = 0, k;
+    if (!LLM_TRY(d, llm_utf8_count(bytes_of(privet), strlen(privet), &n, &d->err)))
         return;
     llm_put(d, "privet_nbytes", llm_text("%zu", strlen(privet)));
     llm_put(d, "privet_nscalars", llm_text("%zu", n));
-    llm_put(d, "e_value", llm_text("%u", (unsigned)e));
-    llm_put(d, "e_high", llm_text("%u", (unsigned)e / 64));
-    llm_put(d, "e_low", llm_text("%u", (unsigned)e % 64));
-    llm_put(d, "e_b0", llm_text("%u", (unsigned)b[0]));
-    llm_put(d, "e_b1", llm_text("%u", (unsigned)b[1]));
-    llm_put(d, "e_hex", hex(b, len));
-    llm_demo_check(d, len == 2 && b[0] == 192 + e / 64 && b[1] == 128 + e % 64,
-                   "the two-byte formula gives the bytes of é");
+    for (k = 0; k < 2 && LLM_TRY(d, llm_utf8_encode(letters[k], b, &len, &d->err)); k++) {
+        const unsigned u = (unsigned)letters[k];
+        llm_put(d, llm_text("%s_value", key[k]), llm_text("%u", u));
+        llm_put(d, llm_text("%s_high", key[k]), llm_text("%u", u / 64));
+        llm_put(d, llm_text("%s_low", key[k]), llm_text("%u", u % 64));
+        llm_put(d, llm_text("%s_b0", key[k]), llm_text("%u", (unsigned)b[0]));
+        llm_put(d, llm_text("%s_b1", key[k]), llm_text("%u", (unsigned)b[1]));
+        llm_put(d, llm_text("%s_hex", key[k]), hex(b, len));
+        llm_demo_check(d, len == 2 && b[0] == 192 + u / 64 && b[1] == 128 + u % 64,
+                       "the two-byte formula gives the bytes");
+    }
 }
 
 int main(int argc, char **argv)

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "llm/data.h"
+#include "llm/rng.h"
 
 llm_status llm_rng_below(llm_rng *rng, uint64_t bound, uint64_t *out, llm_error *err)
 {

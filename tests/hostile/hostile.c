@@ -34,7 +34,7 @@
 #include "llm/softmax.h"
 #include "llm/tape.h"
 #include "llm/tensor.h"
-#include "llm/text.h"
+#include "llm/tokenizer.h"
 
 /* ------------------------------------------------------ counts and checks */
 
@@ -266,18 +266,18 @@ static void text_calls(void)
         st = (expr);                                                           \
         judge(name, st, &err, st == LLM_OK || (kept));                         \
     } while (0)
-    TEXT_CALL("text.utf8_next",
+    TEXT_CALL("tokenizer.utf8_next",
               llm_utf8_next(chance(5) ? NULL : text, n, index_near(n), &u, &len, &err),
               u == 7 && len == 77);
-    TEXT_CALL("text.utf8_count", llm_utf8_count(chance(5) ? NULL : text, n, &count, &err),
+    TEXT_CALL("tokenizer.utf8_count", llm_utf8_count(chance(5) ? NULL : text, n, &count, &err),
               count == 77);
     memcpy(scalars, smark, sizeof scalars);
-    TEXT_CALL("text.utf8_decode",
+    TEXT_CALL("tokenizer.utf8_decode",
               llm_utf8_decode(text, n, chance(5) ? NULL : scalars, cap < 16 ? cap : 16, &count,
                               &err),
               count == 77 && memcmp(scalars, smark, sizeof scalars) == 0);
     memcpy(out, outmark, sizeof out);
-    TEXT_CALL("text.utf8_encode",
+    TEXT_CALL("tokenizer.utf8_encode",
               llm_utf8_encode(chance(50) ? (uint32_t)draw(0x110010)
                                          : (uint32_t)llm_rng_next_u64(&rng), out, &len, &err),
               len == 77 && memcmp(out, outmark, sizeof out) == 0);
@@ -306,6 +306,64 @@ static void text_calls(void)
 #undef TEXT_CALL
     if (v.scalars != NULL)
         llm_scalar_vocab_free(&v);
+}
+
+/* ----------------------------------------------------------- corpus calls */
+
+/* A small corpus and manifest, each changed now and then by one byte, a
+   line or a name; the manifest names the corpus's checksum unless the
+   draw says otherwise. */
+static void corpus_calls(void)
+{
+    static const char *const pieces[] = {
+        "@doc en-a en a\nOne.\n@end\n\n", "@doc ru-a ru a\nОдин.\n@end\n\n",
+        "@doc en-b en b\n@end\n\n", "@doc ru-b ru b\nДва.\n@end\n\n",
+        "@doc en-c en c\nC\n@end\n\n", "@doc ru-c ru c\nВ.\n@end\n\n",
+        "@doc en-a de x\n@end\n\n", "@doc ru-c ru c\n\xC0\n@end\n\n", "@end\n", "x\n"};
+    static const char *const entries[] = {"en-a train\n", "ru-a train\n", "en-b validation\n",
+                                          "ru-b validation\n", "en-c test\n", "ru-c test\n",
+                                          "en-a test\n", "en-x train\n", "ru-c nowhere\n"};
+    char text[512], manifest[512];
+    size_t n = 0, m, k, count = draw(8);
+    llm_corpus c, mark;
+    llm_error err;
+    llm_status st;
+    for (k = 0; k < 6; k++) {
+        const char *p = pieces[chance(85) ? k : draw(10)];
+        memcpy(text + n, p, strlen(p));
+        n += strlen(p);
+    }
+    if (n > 0 && chance(10))
+        text[draw(n)] ^= (char)(1 + draw(255));
+    m = (size_t)snprintf(manifest, sizeof manifest, "%ssplit s\ncorpus fnv1a64:%016llx\n",
+                         chance(10) ? "" : "# h\n",
+                         (unsigned long long)(chance(90) ? llm_fnv1a64((unsigned char *)text, n)
+                                                         : llm_rng_next_u64(&rng)));
+    for (k = 0; k < 6 + count % 3 && m < sizeof manifest - 32; k++) {
+        const char *e = entries[chance(85) && k < 6 ? k : draw(9)];
+        memcpy(manifest + m, e, strlen(e));
+        m += strlen(e);
+    }
+    if (chance(5))
+        m = draw(m + 1);                                /* cut anywhere */
+    memset(&mark, 0x5a, sizeof mark);
+    c = mark;
+    memset(&err, 0, sizeof err);
+    st = llm_corpus_parse(chance(3) ? NULL : &c, chance(3) ? NULL : (unsigned char *)text, n,
+                          (unsigned char *)manifest, m, &err);
+    judge("corpus.parse", st, &err, st == LLM_OK || memcmp(&c, &mark, sizeof c) == 0);
+    if (st == LLM_OK)
+        llm_corpus_free(&c);
+    c = mark;
+    memset(&err, 0, sizeof err);
+    st = llm_corpus_load(&c, chance(50) ? "corpus/no-such-file" : "corpus/corpus.txt",
+                         chance(20) ? NULL : chance(50) ? "corpus" : "corpus/splits.txt", &err);
+    judge("corpus.load", st, &err, st == LLM_OK || memcmp(&c, &mark, sizeof c) == 0);
+    if (st == LLM_OK)
+        llm_corpus_free(&c);
+    (void)llm_fnv1a64(chance(50) ? NULL : (unsigned char *)text, n);
+    (void)llm_partition_name((llm_partition)draw(5));
+    calls += 2;
 }
 
 /* ------------------------------------------------------------- tape calls */
@@ -676,6 +734,7 @@ static void one_case(uint64_t seed, int fd)
             llm_alloc_trim();
     }
     model_calls();
+    corpus_calls();
     counts[0] = calls;
     counts[1] = refusals;
     if (write(fd, counts, sizeof counts) != (ssize_t)sizeof counts)

@@ -1,6 +1,6 @@
-/* llm/data.h -- the data module: windows of documents, their shuffle, the
-   batches cut from them and the loss summed over batches. Built by chapter
-   21; chapters 2 and 5 will add the corpus and its documents. */
+/* llm/data.h -- the data module: the book's corpus and its partitions
+   (chapter 2); windows of documents, their shuffle, the batches cut from
+   them and the loss summed over batches (chapter 21). */
 #ifndef LLM_DATA_H
 #define LLM_DATA_H
 
@@ -8,8 +8,59 @@
 #include <stdint.h>
 
 #include "llm/error.h"
-#include "llm/rng.h"
 
+/* FNV-1a in 64 bits over n bytes: the checksum that names the corpus. A
+   value, not a status: n = 0 gives the basis, and so does NULL. */
+#define LLM_FNV_BASIS UINT64_C(0xcbf29ce484222325)
+#define LLM_FNV_PRIME UINT64_C(0x100000001b3)
+uint64_t llm_fnv1a64(const unsigned char *bytes, size_t n);
+typedef enum llm_partition { LLM_TRAIN, LLM_VALIDATION, LLM_TEST } llm_partition;
+#define LLM_PARTITIONS 3
+
+/* "train", "validation", "test"; "?" for any other value. */
+const char *llm_partition_name(llm_partition p);
+
+#define LLM_DOC_NAME 64   /* room for a name and its NUL */
+
+typedef struct llm_corpus_doc {
+    char id[LLM_DOC_NAME];     /* en-07-ferry-in-fog */
+    char lang[LLM_DOC_NAME];   /* en or ru */
+    char group[LLM_DOC_NAME];  /* 07-ferry-in-fog: the scene, one per version */
+    const unsigned char *text; /* the text, inside the corpus's bytes */
+    size_t length;             /* its bytes */
+    llm_partition partition;
+} llm_corpus_doc;
+
+typedef struct llm_corpus {
+    unsigned char *bytes;        /* the corpus file, every byte */
+    size_t size;
+    uint64_t checksum;           /* llm_fnv1a64 of the bytes */
+    char split[LLM_DOC_NAME];    /* the manifest's name for the split */
+    llm_corpus_doc *docs;        /* in the file's order */
+    size_t count;
+    size_t in[LLM_PARTITIONS];   /* the documents of each partition */
+} llm_corpus;
+/* Reads a corpus (the n bytes of text) and the manifest that splits it
+   (m bytes) into *corpus, checking in this order: the manifest's header;
+   the corpus's checksum against the manifest's, before any document is
+   read; UTF-8; the documents' format (each group one document in en and
+   one in ru); the split (every document in exactly one partition, each
+   group in one partition, no partition empty).
+   Errors: LLM_ERR_ARGUMENT (a null pointer), LLM_ERR_FORMAT (a line of
+   either file that breaks its format: the message names the line),
+   LLM_ERR_CHECKSUM, LLM_ERR_UTF8 (the byte offset), LLM_ERR_SPLIT,
+   LLM_ERR_ALLOC. On failure *corpus is not touched. */
+llm_status llm_corpus_parse(llm_corpus *corpus, const unsigned char *text, size_t n,
+                            const unsigned char *manifest, size_t m, llm_error *err);
+
+/* Frees what corpus holds and leaves it empty. Safe on NULL. */
+void llm_corpus_free(llm_corpus *corpus);
+/* As llm_corpus_parse, on the files at corpus_path and manifest_path.
+   Errors: those of llm_corpus_parse, LLM_ERR_FILE (a file that cannot be
+   opened or read: the message names it and the system's reason). On
+   failure *corpus is not touched. */
+llm_status llm_corpus_load(llm_corpus *corpus, const char *corpus_path,
+                           const char *manifest_path, llm_error *err);
 /* One window: inputs are tokens start..start+T-1 of document doc, targets
    tokens start+1..start+T (chapter 5 decides where windows are). */
 typedef struct llm_window {

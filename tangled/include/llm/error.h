@@ -12,11 +12,17 @@ typedef enum llm_status {
     LLM_OK = 0,
     LLM_ERR_ARGUMENT,   /* a null pointer or a meaningless argument */
     LLM_ERR_LENGTH,     /* a buffer too short for what must go into it, or one
-                           whose length does not match the shape */
+                           whose length does not match a shape (chapter 8) */
     LLM_ERR_ALLOC,      /* the allocator refused */
     LLM_ERR_UTF8,       /* bytes that are not the UTF-8 of Unicode scalars, or a
                            number that is not a scalar */
     LLM_ERR_TOKEN,      /* an ID outside its vocabulary */
+    LLM_ERR_FILE,       /* a file that cannot be opened or read */
+    LLM_ERR_FORMAT,     /* a text that breaks its documented format */
+    LLM_ERR_CHECKSUM,   /* bytes whose checksum is not the one named for them */
+    LLM_ERR_SPLIT,      /* a split that breaks a rule: a document listed twice,
+                           missing or unknown, a group divided, a partition
+                           left empty */
     LLM_ERR_RANK,       /* an index or shape with the wrong number of axes */
     LLM_ERR_INDEX,      /* an index outside the extent of its axis */
     LLM_ERR_OVERFLOW,   /* an element count size_t cannot hold */
@@ -46,7 +52,7 @@ typedef struct llm_error {
     llm_status code;
     char stage[48];     /* the public function that refused, as <module>.<verb>:
                            llm_scalar_vocab_encode is "scalar_vocab.encode",
-                           llm_utf8_next (no type in its name) "text.utf8_next" */
+                           llm_utf8_next (no type in its name) "tokenizer.utf8_next" */
     char cause[48];     /* the stage that refused first, inside it; "" if none */
     char message[208];  /* what was expected and what came */
 } llm_error;
@@ -78,7 +84,7 @@ llm_status llm_pass(llm_error *err, llm_status code, const char *stage);
 /* "stage" or "stage <- cause", in buf cut to size; returns buf. */
 char *llm_error_where(char *buf, size_t size, const llm_error *err);
 
-/* The short name of a status code: "ok", "rank", "index", ... */
+/* The short name of a status code: "ok", "utf8", "alloc", ... */
 const char *llm_status_name(llm_status code);
 
 /* The rule for null pointers, kept by every function of the library:
@@ -115,7 +121,8 @@ size_t llm_alloc_calls(void);
 void llm_alloc_give(void *block, size_t bytes);
 
 /* The most bytes kept at once (LLM_ALLOC_KEEP, a gibibyte, to start); 0
-   keeps nothing. Kept blocks beyond the new limit are freed. */
+   keeps nothing. When more bytes are kept than the new limit, every kept
+   block is freed. */
 #define LLM_ALLOC_KEEP ((size_t)1 << 30)
 void llm_alloc_keep(size_t limit);
 

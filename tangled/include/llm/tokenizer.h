@@ -1,8 +1,9 @@
-/* llm/text.h -- the text module: UTF-8 bytes, the Unicode scalars they
-   spell, and the scalar vocabulary that gives each scalar of a text an ID.
-   Built by chapter 1. */
-#ifndef LLM_TEXT_H
-#define LLM_TEXT_H
+/* llm/tokenizer.h -- the tokenizer module: UTF-8 bytes, the Unicode
+   scalars they spell, and the scalar vocabulary that gives each scalar of a
+   text an ID. Built by chapter 1; chapters 3 and 4 will add byte-pair
+   merges. */
+#ifndef LLM_TOKENIZER_H
+#define LLM_TOKENIZER_H
 
 #include <stddef.h>
 #include <stdint.h>

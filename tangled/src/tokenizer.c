@@ -1,9 +1,9 @@
-/* text.c -- UTF-8 bytes and Unicode scalars; the scalar vocabulary. */
+/* tokenizer.c -- UTF-8 bytes and Unicode scalars; the scalar vocabulary. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/text.h"
+#include "llm/tokenizer.h"
 
 /* The bytes UTF-8 spends on scalar u. */
 static size_t utf8_length(uint32_t u)
@@ -35,7 +35,7 @@ llm_status llm_utf8_next(const unsigned char *bytes, size_t n, size_t at,
                          uint32_t *scalar, size_t *len, llm_error *err)
 {
     static const uint32_t least[LLM_UTF8_MAX + 1] = {0, 0, 0x80, 0x800, 0x10000};
-    const char *stage = "text.utf8_next";
+    const char *stage = "tokenizer.utf8_next";
     size_t length, k;
     uint32_t u;
     if (bytes == NULL || scalar == NULL || len == NULL)
@@ -80,10 +80,10 @@ llm_status llm_utf8_count(const unsigned char *bytes, size_t n, size_t *count,
     uint32_t u;
     llm_status st;
     if (count == NULL || (bytes == NULL && n > 0))
-        return llm_fail(err, LLM_ERR_ARGUMENT, "text.utf8_count", "a null pointer");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tokenizer.utf8_count", "a null pointer");
     for (at = 0; at < n; at += len, scalars++)
         if ((st = llm_utf8_next(bytes, n, at, &u, &len, err)) != LLM_OK)
-            return llm_pass(err, st, "text.utf8_count");
+            return llm_pass(err, st, "tokenizer.utf8_count");
     *count = scalars;
     return LLM_OK;
 }
@@ -94,11 +94,11 @@ llm_status llm_utf8_decode(const unsigned char *bytes, size_t n, uint32_t *scala
     size_t total = 0, at, i, len = 0;
     llm_status st;
     if (count == NULL || (scalars == NULL && cap > 0))
-        return llm_fail(err, LLM_ERR_ARGUMENT, "text.utf8_decode", "a null pointer");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tokenizer.utf8_decode", "a null pointer");
     if ((st = llm_utf8_count(bytes, n, &total, err)) != LLM_OK)
-        return llm_pass(err, st, "text.utf8_decode");
+        return llm_pass(err, st, "tokenizer.utf8_decode");
     if (total > cap)
-        return llm_fail(err, LLM_ERR_LENGTH, "text.utf8_decode",
+        return llm_fail(err, LLM_ERR_LENGTH, "tokenizer.utf8_decode",
                         "%zu scalars do not fit in room for %zu", total, cap);
     for (at = 0, i = 0; at < n; at += len, i++)
         (void)llm_utf8_next(bytes, n, at, &scalars[i], &len, NULL);
@@ -111,9 +111,9 @@ llm_status llm_utf8_encode(uint32_t scalar, unsigned char *out, size_t *len,
     static const unsigned char prefix[LLM_UTF8_MAX + 1] = {0, 0x00, 0xC0, 0xE0, 0xF0};
     size_t length, k;
     if (out == NULL || len == NULL)
-        return llm_fail(err, LLM_ERR_ARGUMENT, "text.utf8_encode", "a null pointer");
+        return llm_fail(err, LLM_ERR_ARGUMENT, "tokenizer.utf8_encode", "a null pointer");
     if (is_surrogate(scalar) || scalar > LLM_SCALAR_MAX)
-        return llm_fail(err, LLM_ERR_UTF8, "text.utf8_encode", "U+%04X is %s, not a scalar",
+        return llm_fail(err, LLM_ERR_UTF8, "tokenizer.utf8_encode", "U+%04X is %s, not a scalar",
                         (unsigned)scalar,
                         is_surrogate(scalar) ? "a surrogate" : "above U+10FFFF");
     length = utf8_length(scalar);
