@@ -143,7 +143,7 @@ $(B)/reports/%.txt $(B)/traces/%.trace &: $(B)/bin/%
 
 # The demos that read the book's corpus (corpus/): their reports and traces
 # change when it does.
-CORPUS_DEMOS := $(filter 02-%,$(SLUGS))
+CORPUS_DEMOS := $(patsubst tangled/demos/ch%.c,%,$(shell grep -l 'corpus/corpus.txt' tangled/demos/*.c))
 $(foreach s,$(CORPUS_DEMOS),$(B)/reports/ch$(s).txt $(B)/traces/ch$(s).trace): corpus/corpus.txt corpus/splits.txt
 
 reports: $(REPORTS)
@@ -419,7 +419,8 @@ pdf: $(foreach l,$(LANGS),$(B)/html/book-$(l).pdf)
 
 # make check's PDF stage: an edition's whole book when there is none yet or
 # when something other than its chapters and its index changed (front
-# matter, glossary, tools, preamble); otherwise each changed chapter, and
+# matter, glossary, tools, preamble) or a chapter has never been part of it
+# (a new chapter moves the others' anchors); otherwise each changed chapter, and
 # the index if its entries changed, on its own, which is what an edit of one
 # chapter can break. make builds the whole books.
 rparen := )
@@ -431,6 +432,7 @@ check-pdf:
 	      $(foreach e,$(LANGS),$(e)$(rparen) shared="$(call pdf_shared,$(e))" ;;) \
 	    esac; \
 	    for f in $$shared; do [ $$f -nt $(B)/html/book-$$l.pdf ] && whole=1; done; \
+	    for s in $(SLUGS); do [ -f $(B)/pdf/$$l/part/$$s.ok ] || whole=1; done; \
 	  fi; \
 	  if [ -n "$$whole" ]; then goals="$$goals $(B)/html/book-$$l.pdf"; else goals="$$goals pdf-parts-$$l"; fi; \
 	done; \

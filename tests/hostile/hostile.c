@@ -303,6 +303,41 @@ static void text_calls(void)
               len == 77 && memcmp(out, outmark, sizeof out) == 0);
     (void)llm_scalar_vocab_id(chance(50) ? NULL : &v, (uint32_t)draw(0x500));
     calls++;
+    {                                   /* byte-pair merges: learn, spell, replace */
+        llm_bytes docs[4];
+        llm_bpe bpe, bmark, forged;
+        llm_merge bad[4];
+        const size_t nd = draw(5), rounds = chance(5) ? SIZE_MAX : draw(12);
+        size_t seq[8] = {97, 98, 97, 98, 256, 97, 0, 1};
+        for (k = 0; k < 4; k++) {
+            docs[k].bytes = chance(5) ? NULL : text;
+            docs[k].length = chance(5) ? SIZE_MAX / 3 : draw(n + 1);
+        }
+        memset(&bmark, 0x5a, sizeof bmark);
+        bpe = bmark;
+        TEXT_CALL("bpe.learn", llm_bpe_learn(chance(5) ? NULL : &bpe, chance(5) ? NULL : docs,
+                                             nd, rounds, &err),
+                  memcmp(&bpe, &bmark, sizeof bpe) == 0);
+        if (st != LLM_OK) {
+            bpe.merges = NULL;
+            bpe.count = 0;
+        }
+        for (k = 0; k < 4; k++) {          /* a forged table: sometimes no ranking */
+            bad[k].left = chance(80) ? draw(256 + k) : index_near(300);
+            bad[k].right = chance(80) ? draw(256 + k) : index_near(300);
+            bad[k].count = bad[k].uses = 1;
+        }
+        forged.merges = chance(5) ? NULL : bad;
+        forged.count = draw(5);
+        memcpy(out, outmark, sizeof out);
+        TEXT_CALL("bpe.spell",
+                  llm_bpe_spell(chance(50) ? &bpe : &forged, index_near(256 + 6), out,
+                                draw(65), &len, &err),
+                  len == 77 && memcmp(out, outmark, sizeof out) == 0);
+        (void)llm_bpe_replace(chance(20) ? NULL : seq, draw(9), 97, 98, 300);
+        calls++;
+        llm_bpe_free(&bpe);
+    }
 #undef TEXT_CALL
     if (v.scalars != NULL)
         llm_scalar_vocab_free(&v);

@@ -85,5 +85,57 @@ llm_status llm_scalar_vocab_encode(const llm_scalar_vocab *vocab,
 llm_status llm_scalar_vocab_decode(const llm_scalar_vocab *vocab, const size_t *ids,
                                    size_t n, unsigned char *out, size_t cap,
                                    size_t *len, llm_error *err);
+/* Byte-pair merges. While merges are learned, IDs 0..255 are the bytes
+   and merge rank r makes ID 256 + r. */
+#define LLM_BYTE_IDS 256
+
+/* The merge of rank r: (left, right) became ID 256 + r; count is how often
+   the pair occurred, overlaps included, when it won its round, and uses
+   how many times it was replaced. */
+typedef struct llm_merge {
+    size_t left, right;
+    size_t count, uses;
+} llm_merge;
+
+/* A merge table: the merges in rank order. */
+typedef struct llm_bpe {
+    llm_merge *merges;
+    size_t count;
+} llm_bpe;
+
+/* A document's bytes. */
+typedef struct llm_bytes {
+    const unsigned char *bytes;
+    size_t length;
+} llm_bytes;
+
+/* Learns up to rounds merges from the ndocs documents: each round counts
+   every adjacent pair within each document (overlapping, never across
+   two), takes the largest count (ties: the smaller left ID, then the
+   smaller right), and replaces it left to right without overlap. Stops
+   early when no pair is left. Time proportional to rounds times the bytes.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; a document with no bytes but
+   a length), LLM_ERR_OVERFLOW (more bytes, or more IDs, than the counts
+   can hold), LLM_ERR_ALLOC. On failure *bpe is not touched. */
+llm_status llm_bpe_learn(llm_bpe *bpe, const llm_bytes *docs, size_t ndocs,
+                         size_t rounds, llm_error *err);
+
+/* Frees the table and leaves it empty. Safe on NULL. */
+void llm_bpe_free(llm_bpe *bpe);
+
+/* Replaces each (left, right) of ids[0..n-1] by id, from the left and
+   without overlap, in place; returns the new length, n less the
+   replacements. A value, not a status: NULL gives 0. */
+size_t llm_bpe_replace(size_t *ids, size_t n, size_t left, size_t right, size_t id);
+
+/* The bytes that ID id stands for, in out[0..cap-1]; *len gets their
+   number. An ID below 256 is its byte; ID 256 + r is the bytes of merge r's
+   left ID followed by those of its right.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; a table that is not a ranking:
+   a merge of rank r may only join IDs below 256 + r), LLM_ERR_TOKEN (id at
+   or above 256 + bpe->count), LLM_ERR_LENGTH (more than cap bytes),
+   LLM_ERR_ALLOC. On failure out and *len are not touched. */
+llm_status llm_bpe_spell(const llm_bpe *bpe, size_t id, unsigned char *out, size_t cap,
+                         size_t *len, llm_error *err);
 
 #endif
