@@ -43,15 +43,15 @@ int main(void)
                     bytes += c.docs[i].length;
                 }
         start = now();
-        if (llm_bpe_learn(&tables[t], docs, n, 256, &err) != LLM_OK) {
+        if (llm_bpe_learn(&tables[t], docs, n, LLM_BOOK_MERGES, &err) != LLM_OK) {
             fprintf(stderr, "bpe-learn: %s: %s\n", err.stage, err.message);
             return 1;
         }
         seconds = now() - start;
         if (t == 0)
             first = seconds;
-        printf("bpe-learn: corpus x%-2zu %7zu bytes, 256 merges: %8.2f ms, ratio %5.2f\n",
-               times[t], bytes, 1e3 * seconds, seconds / first);
+        printf("bpe-learn: corpus x%-2zu %7zu bytes, %d merges: %8.2f ms, ratio %5.2f\n",
+               times[t], bytes, LLM_BOOK_MERGES, 1e3 * seconds, seconds / first);
     }
     for (t = 1; t < 3; t++)
         for (i = 0; i < tables[0].count; i++)

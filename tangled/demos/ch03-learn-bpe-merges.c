@@ -8,7 +8,7 @@
 #include "llm/evidence.h"
 #include "llm/tokenizer.h"
 
-enum { BOOK_MERGES = 256, SHOWN = 16 };
+enum { SHOWN = 16 };
 
 static llm_corpus *corpus;
 
@@ -33,7 +33,7 @@ static void setup(llm_demo *d)
     if (corpus != NULL)
         (void)LLM_TRY(d, llm_corpus_load(corpus, "corpus/corpus.txt", "corpus/splits.txt",
                                          &d->err));
-    llm_put(d, "merges", llm_text("%d", BOOK_MERGES));
+    llm_put(d, "merges", llm_text("%d", LLM_BOOK_MERGES));
 }
 
 /* The bytes of ID id as hexadecimal, and as text when they are UTF-8
@@ -212,7 +212,7 @@ static void book(llm_demo *d)
             docs[n++].length = corpus->docs[i].length;
             bytes += corpus->docs[i].length;
         }
-    if (!LLM_TRY(d, llm_bpe_learn(bpe, docs, n, BOOK_MERGES, &d->err)))
+    if (!LLM_TRY(d, llm_bpe_learn(bpe, docs, n, LLM_BOOK_MERGES, &d->err)))
         return;
     printf("training documents=%s bytes=%s merges=%zu\n",
            llm_put(d, "train_docs", llm_text("%zu", n)),

@@ -336,6 +336,41 @@ static void text_calls(void)
                   len == 77 && memcmp(out, outmark, sizeof out) == 0);
         (void)llm_bpe_replace(chance(20) ? NULL : seq, draw(9), 97, 98, 300);
         calls++;
+        {                               /* the frozen tokenizer */
+            llm_tokenizer tk, tmark;
+            size_t tids[20], tidmark[20];
+            memset(&tmark, 0x5a, sizeof tmark);
+            memset(tidmark, 0x5a, sizeof tidmark);
+            tk = tmark;
+            TEXT_CALL("tokenizer.init",
+                      llm_tokenizer_init(chance(5) ? NULL : &tk, chance(50) ? &bpe : &forged,
+                                         &err),
+                      memcmp(&tk, &tmark, sizeof tk) == 0);
+            if (st != LLM_OK)
+                memset(&tk, 0, sizeof tk);     /* an empty one: every call refuses it */
+            memcpy(tids, tidmark, sizeof tids);
+            TEXT_CALL("tokenizer.encode",
+                      llm_tokenizer_encode(&tk, text, n, chance(5) ? NULL : tids, draw(21),
+                                           &count, &err),
+                      count == 77 && memcmp(tids, tidmark, sizeof tids) == 0);
+            TEXT_CALL("tokenizer.encode_document",
+                      llm_tokenizer_encode_document(&tk, text, n, tids, draw(21), &count, &err),
+                      count == 77);
+            for (k = 0; k < 20; k++)
+                tids[k] = chance(80) ? draw(tk.vocab + 1) : index_near(tk.vocab);
+            if (chance(50))
+                tids[0] = LLM_BOS;
+            memcpy(out, outmark, sizeof out);
+            TEXT_CALL("tokenizer.decode",
+                      llm_tokenizer_decode(&tk, tids, draw(21), out, draw(65), &len, &err),
+                      len == 77 && memcmp(out, outmark, sizeof out) == 0);
+            memcpy(out, outmark, sizeof out);
+            TEXT_CALL("tokenizer.decode_document",
+                      llm_tokenizer_decode_document(&tk, tids, draw(21), out, draw(65), &len,
+                                                    &err),
+                      len == 77 && memcmp(out, outmark, sizeof out) == 0);
+            llm_tokenizer_free(&tk);
+        }
         llm_bpe_free(&bpe);
     }
 #undef TEXT_CALL

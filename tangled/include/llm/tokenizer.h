@@ -86,8 +86,10 @@ llm_status llm_scalar_vocab_decode(const llm_scalar_vocab *vocab, const size_t *
                                    size_t n, unsigned char *out, size_t cap,
                                    size_t *len, llm_error *err);
 /* Byte-pair merges. While merges are learned, IDs 0..255 are the bytes
-   and merge rank r makes ID 256 + r. */
+   and merge rank r makes ID 256 + r. The book's table has LLM_BOOK_MERGES
+   merges, learned from the corpus's training documents. */
 #define LLM_BYTE_IDS 256
+#define LLM_BOOK_MERGES 256
 
 /* The merge of rank r: (left, right) became ID 256 + r; count is how often
    the pair occurred, overlaps included, when it won its round, and uses
@@ -137,5 +139,57 @@ size_t llm_bpe_replace(size_t *ids, size_t n, size_t left, size_t right, size_t 
    LLM_ERR_ALLOC. On failure out and *len are not touched. */
 llm_status llm_bpe_spell(const llm_bpe *bpe, size_t id, unsigned char *out, size_t cap,
                          size_t *len, llm_error *err);
+/* The layout of the book's IDs: the two controls, then the bytes (byte b
+   is ID b + 2), then the merges (rank r is ID 258 + r). */
+#define LLM_BOS 0
+#define LLM_EOS 1
+#define LLM_CONTROLS 2
+
+/* A frozen tokenizer: its merge table, its vocabulary size and the bytes
+   each ID stands for (ID v: spelling[start[v]] .. spelling[start[v + 1]
+   - 1]; the controls stand for none). */
+typedef struct llm_tokenizer {
+    llm_bpe bpe;                 /* its own copy */
+    size_t vocab;                /* 258 + bpe.count */
+    unsigned char *spelling;
+    size_t *start;               /* vocab + 1 entries */
+} llm_tokenizer;
+
+/* Freezes the merge table bpe into *tok.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; a table that is not a ranking,
+   or that repeats a pair), LLM_ERR_OVERFLOW (spellings longer than a
+   size_t can count), LLM_ERR_ALLOC. On failure *tok is not touched. */
+llm_status llm_tokenizer_init(llm_tokenizer *tok, const llm_bpe *bpe, llm_error *err);
+
+/* Frees what tok holds and leaves it empty. Safe on NULL. */
+void llm_tokenizer_free(llm_tokenizer *tok);
+/* The IDs of the n bytes (content, no controls) in ids[0..cap-1]; *count
+   gets their number. Merges apply in rank order, one left-to-right pass
+   each.
+   Errors: LLM_ERR_ARGUMENT (a null pointer, or a tokenizer that
+   llm_tokenizer_init did not make), LLM_ERR_LENGTH (more than cap IDs),
+   LLM_ERR_ALLOC. On failure ids and *count are not touched. */
+llm_status llm_tokenizer_encode(const llm_tokenizer *tok, const unsigned char *bytes,
+                                size_t n, size_t *ids, size_t cap, size_t *count,
+                                llm_error *err);
+
+/* As llm_tokenizer_encode, wrapped as a document: [BOS, content..., EOS]. */
+llm_status llm_tokenizer_encode_document(const llm_tokenizer *tok, const unsigned char *bytes,
+                                         size_t n, size_t *ids, size_t cap, size_t *count,
+                                         llm_error *err);
+/* The bytes of the n content IDs in out[0..cap-1]; *len gets their number.
+   Errors: LLM_ERR_ARGUMENT (as for encoding), LLM_ERR_TOKEN (a control, or
+   an ID at or above tok->vocab; the message names its position),
+   LLM_ERR_LENGTH (more than cap bytes). On failure out and *len are not
+   touched. */
+llm_status llm_tokenizer_decode(const llm_tokenizer *tok, const size_t *ids, size_t n,
+                                unsigned char *out, size_t cap, size_t *len,
+                                llm_error *err);
+
+/* As llm_tokenizer_decode, for a document [BOS, content..., EOS]: also
+   LLM_ERR_TOKEN for a list that does not begin with BOS or end with EOS. */
+llm_status llm_tokenizer_decode_document(const llm_tokenizer *tok, const size_t *ids,
+                                         size_t n, unsigned char *out, size_t cap,
+                                         size_t *len, llm_error *err);
 
 #endif
