@@ -12,16 +12,6 @@
 static llm_corpus *corpus;
 static llm_tokenizer *tok;
 
-static void release_corpus(void *c)
-{
-    llm_corpus_free(c);
-}
-
-static void release_tokenizer(void *t)
-{
-    llm_tokenizer_free(t);
-}
-
 static void nothing(void *p)
 {
     (void)p;
@@ -31,24 +21,8 @@ static void nothing(void *p)
    documents and frozen. */
 static void setup(llm_demo *d)
 {
-    llm_bytes *docs;
-    llm_bpe bpe = {NULL, 0};
-    size_t i, n = 0;
-    corpus = llm_own(d, sizeof *corpus, release_corpus);
-    tok = llm_own(d, sizeof *tok, release_tokenizer);
-    if (corpus == NULL || tok == NULL
-        || !LLM_TRY(d, llm_corpus_load(corpus, "corpus/corpus.txt", "corpus/splits.txt",
-                                       &d->err))
-        || (docs = llm_own(d, (corpus->count + 1) * sizeof *docs, nothing)) == NULL)
-        return;
-    for (i = 0; i < corpus->count; i++)
-        if (corpus->docs[i].partition == LLM_TRAIN) {
-            docs[n].bytes = corpus->docs[i].text;
-            docs[n++].length = corpus->docs[i].length;
-        }
-    if (LLM_TRY(d, llm_bpe_learn(&bpe, docs, n, LLM_BOOK_MERGES, &d->err)))
-        (void)LLM_TRY(d, llm_tokenizer_init(tok, &bpe, &d->err));
-    llm_bpe_free(&bpe);
+    corpus = llm_own_corpus(d);
+    tok = llm_own_book_tokenizer(d, corpus);
     llm_put(d, "merges", llm_text("%d", LLM_BOOK_MERGES));
 }
 

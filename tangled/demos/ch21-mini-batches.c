@@ -62,17 +62,18 @@ static void list_and_shuffle(llm_demo *d)
     size_t doc, s, u;
     int same;
 
-    for (doc = 0; doc < 2; doc++) {                      /* chapter 5's rule */
-        size_t before = n;
-        for (s = 0; s + T + 1 <= docs[doc].length; s += STRIDE, n++) {
-            windows[n].doc = doc;
-            windows[n].start = s;
-            llm_row(d, "windows", llm_text("%zu", n), name_of(windows[n]),
-                    llm_text("%zu", doc), llm_text("%zu", s),
-                    llm_sizes(docs[doc].ids + s, T),
-                    llm_sizes(docs[doc].ids + s + 1, T), NULL);
-        }
-        llm_put(d, llm_text("windows_%s", doc_name[doc]), llm_text("%zu", n - before));
+    if (!LLM_TRY(d, llm_windows(docs, 2, T, STRIDE, windows, 8, &n, &d->err)))
+        return;                                          /* chapter 5's rule */
+    for (s = 0; s < n; s++)
+        llm_row(d, "windows", llm_text("%zu", s), name_of(windows[s]),
+                llm_text("%zu", windows[s].doc), llm_text("%zu", windows[s].start),
+                llm_sizes(docs[windows[s].doc].ids + windows[s].start, T),
+                llm_sizes(docs[windows[s].doc].ids + windows[s].start + 1, T), NULL);
+    for (doc = 0; doc < 2; doc++) {
+        size_t per = 0;
+        for (s = 0; s < n; s++)
+            per += windows[s].doc == doc;
+        llm_put(d, llm_text("windows_%s", doc_name[doc]), llm_text("%zu", per));
     }
     for (doc = 0; doc < 2; doc++)
         for (s = 0; s < docs[doc].length; s++)

@@ -431,6 +431,28 @@ static void corpus_calls(void)
     judge("corpus.load", st, &err, st == LLM_OK || memcmp(&c, &mark, sizeof c) == 0);
     if (st == LLM_OK)
         llm_corpus_free(&c);
+    {                                   /* windows of documents */
+        const size_t ids[6] = {0, 41, 42, 43, 44, 1};
+        llm_doc docs[3];
+        llm_window w[8], wmark[8];
+        size_t wn = 77;
+        for (k = 0; k < 3; k++) {
+            docs[k].ids = ids;
+            docs[k].length = chance(10) ? SIZE_MAX - draw(3) : draw(7);
+        }
+        memset(wmark, 0x5a, sizeof wmark);
+        memcpy(w, wmark, sizeof w);
+        memset(&err, 0, sizeof err);
+        st = llm_windows(chance(5) ? NULL : docs, draw(4), chance(10) ? 0 : extent(),
+                         chance(10) ? 0 : 1 + draw(3), chance(5) ? NULL : w, draw(9), &wn,
+                         &err);
+        judge("data.windows", st, &err,
+              st == LLM_OK || (wn == 77 && memcmp(w, wmark, sizeof w) == 0));
+        wn = 77;
+        memset(&err, 0, sizeof err);
+        st = llm_window_count(extent(), chance(10) ? 0 : extent(), draw(3), &wn, &err);
+        judge("window.count", st, &err, st == LLM_OK || wn == 77);
+    }
     (void)llm_fnv1a64(chance(50) ? NULL : (unsigned char *)text, n);
     (void)llm_partition_name((llm_partition)draw(5));
     calls += 2;

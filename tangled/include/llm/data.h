@@ -61,18 +61,36 @@ void llm_corpus_free(llm_corpus *corpus);
    failure *corpus is not touched. */
 llm_status llm_corpus_load(llm_corpus *corpus, const char *corpus_path,
                            const char *manifest_path, llm_error *err);
-/* One window: inputs are tokens start..start+T-1 of document doc, targets
-   tokens start+1..start+T (chapter 5 decides where windows are). */
-typedef struct llm_window {
-    size_t doc;    /* position of the document in the list */
-    size_t start;  /* position of the first input token */
-} llm_window;
-
 /* The token IDs of one wrapped document, [BOS, content..., EOS]. */
 typedef struct llm_doc {
     const size_t *ids;
     size_t length;
 } llm_doc;
+
+/* One window: inputs are tokens start..start+T-1 of document doc, targets
+   tokens start+1..start+T; start + T + 1 <= the document's length. */
+typedef struct llm_window {
+    size_t doc;    /* position of the document in the list */
+    size_t start;  /* position of the first input token */
+} llm_window;
+
+/* The number of windows of T inputs, one every stride positions from 0,
+   in a document of length IDs: (length - T - 1) / stride + 1, or 0 when
+   length < T + 1.
+   Errors: LLM_ERR_ARGUMENT (count is NULL, T or stride is 0),
+   LLM_ERR_OVERFLOW (T + 1 does not fit a size_t). On failure *count is
+   not touched. */
+llm_status llm_window_count(size_t length, size_t T, size_t stride, size_t *count,
+                            llm_error *err);
+
+/* The windows of the ndocs documents, document by document and start by
+   start, in windows[0..cap-1]; *count gets their number.
+   Errors: those of llm_window_count, LLM_ERR_ARGUMENT (docs is NULL with
+   ndocs > 0, windows is NULL with cap > 0), LLM_ERR_OVERFLOW (more windows
+   than a size_t counts), LLM_ERR_LENGTH (more than cap windows). On
+   failure windows and *count are not touched. */
+llm_status llm_windows(const llm_doc *docs, size_t ndocs, size_t T, size_t stride,
+                       llm_window *windows, size_t cap, size_t *count, llm_error *err);
 /* Puts windows[0..n-1] in the order of a fresh SplitMix64 seeded with seed:
    for u = n-1 down to 1, swaps positions u and j = llm_rng_below(u + 1).
    The same seed and n give the same order; n <= 1 draws nothing.

@@ -142,6 +142,18 @@ __attribute__((format(printf, 1, 2)))
 const char *llm_text(const char *fmt, ...);                    /* snprintf */
 const char *llm_yes(int holds);                                /* "yes", "no" */
 /* What the demos of later chapters own: each adds its llm_own_<thing>. */
+/* The book's corpus from corpus/, and its tokenizer: LLM_BOOK_MERGES merges
+   learned from the training documents, frozen (chapter 4). NULL, with ok
+   cleared, when either cannot be made. */
+struct llm_corpus;
+struct llm_corpus *llm_own_corpus(llm_demo *d);
+struct llm_tokenizer;
+struct llm_tokenizer *llm_own_book_tokenizer(llm_demo *d, const struct llm_corpus *corpus);
+/* The documents of partition (an llm_partition) encoded by tok as
+   [BOS, content..., EOS], in the corpus's order; *n gets their number. */
+struct llm_doc;
+struct llm_doc *llm_own_encoded(llm_demo *d, const struct llm_tokenizer *tok,
+                                const struct llm_corpus *corpus, int partition, size_t *n);
 /* llm_own for a tensor, freed with llm_tensor_free (chapter 8). */
 struct llm_tensor;
 struct llm_tensor *llm_own_tensor(llm_demo *d);
