@@ -28,6 +28,7 @@
 #include "llm/attention.h"
 #include "llm/data.h"
 #include "llm/error.h"
+#include "llm/metrics.h"
 #include "llm/model.h"
 #include "llm/nn.h"
 #include "llm/optim.h"
@@ -452,6 +453,30 @@ static void corpus_calls(void)
         memset(&err, 0, sizeof err);
         st = llm_window_count(extent(), chance(10) ? 0 : extent(), draw(3), &wn, &err);
         judge("window.count", st, &err, st == LLM_OK || wn == 77);
+        {                               /* the bigram: fit and look up */
+            llm_bigram bg, bmark;
+            double p = 55.0;
+            const size_t vocab = chance(10) ? extent() : 1 + draw(60);
+            for (k = 0; k < 3; k++)            /* documents that hold what they say */
+                docs[k].length = draw(7);
+            memset(&bmark, 0x5a, sizeof bmark);
+            bg = bmark;
+            memset(&err, 0, sizeof err);
+            st = llm_bigram_fit(chance(5) ? NULL : &bg, chance(5) ? NULL : docs, draw(4), vocab,
+                                chance(10) ? value() : 1.0, &err);
+            judge("bigram.fit", st, &err, st == LLM_OK || memcmp(&bg, &bmark, sizeof bg) == 0);
+            if (st != LLM_OK)
+                memset(&bg, 0, sizeof bg);
+            memset(&err, 0, sizeof err);
+            st = llm_bigram_prob(&bg, index_near(bg.vocab), index_near(bg.vocab),
+                                 chance(5) ? NULL : &p, &err);
+            judge("bigram.prob", st, &err, st == LLM_OK || p == 55.0);
+            p = 55.0;
+            memset(&err, 0, sizeof err);
+            st = llm_bigram_mle(&bg, index_near(bg.vocab), index_near(bg.vocab), &p, &err);
+            judge("bigram.mle", st, &err, st == LLM_OK || p == 55.0);
+            llm_bigram_free(&bg);
+        }
     }
     (void)llm_fnv1a64(chance(50) ? NULL : (unsigned char *)text, n);
     (void)llm_partition_name((llm_partition)draw(5));
