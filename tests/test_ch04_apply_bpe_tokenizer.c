@@ -135,6 +135,11 @@ START_TEST(controls_and_unknown_ids_are_refused_with_their_position)
     REFUSED(llm_tokenizer_decode(&tok, big, 2, out, sizeof out, &len, &err), LLM_ERR_TOKEN,
             "tokenizer.decode");
     ck_assert_ptr_nonnull(strstr(err.message, "position 1 holds ID 600"));
+    {                                        /* the first ID past the last */
+        const size_t edge[2] = {100, tok.vocab};
+        REFUSED(llm_tokenizer_decode(&tok, edge, 2, out, sizeof out, &len, &err),
+                LLM_ERR_TOKEN, "tokenizer.decode");
+    }
     REFUSED(llm_tokenizer_decode_document(&tok, inner, 4, out, sizeof out, &len, &err),
             LLM_ERR_TOKEN, "tokenizer.decode_document");
     ck_assert_str_eq(err.message, "position 2 holds EOS inside the content");

@@ -475,6 +475,26 @@ static void corpus_calls(void)
             memset(&err, 0, sizeof err);
             st = llm_bigram_mle(&bg, index_near(bg.vocab), index_near(bg.vocab), &p, &err);
             judge("bigram.mle", st, &err, st == LLM_OK || p == 55.0);
+            {                           /* scores */
+                llm_score sc = {value(), chance(10) ? SIZE_MAX - draw(3) : draw(9)}, smark;
+                double probs[6], mean = 55.0;
+                for (k = 0; k < 6; k++)
+                    probs[k] = chance(70) ? (double)draw(1001) / 1000.0 : value();
+                smark = sc;
+                memset(&err, 0, sizeof err);
+                st = llm_score_add(chance(5) ? NULL : &sc, chance(5) ? NULL : probs, draw(7),
+                                   &err);
+                judge("score.add", st, &err,
+                      st == LLM_OK || memcmp(&sc, &smark, sizeof sc) == 0);
+                smark = sc;
+                memset(&err, 0, sizeof err);
+                st = llm_bigram_score(&bg, docs, draw(4), &sc, &err);
+                judge("bigram.score", st, &err,
+                      st == LLM_OK || memcmp(&sc, &smark, sizeof sc) == 0);
+                memset(&err, 0, sizeof err);
+                st = llm_score_mean(chance(5) ? NULL : &sc, &mean, NULL, &err);
+                judge("score.mean", st, &err, st == LLM_OK || mean == 55.0);
+            }
             llm_bigram_free(&bg);
         }
     }
