@@ -341,6 +341,44 @@ START_TEST(a_decoder_loss_forward_and_backward)
 }
 END_TEST
 
+START_TEST(an_ngram_builds_runs_and_continues)
+{
+    static const llm_ngram_config cfg = {6, 2, 2, 3};
+    static const size_t ids[4] = {0, 0, 0, 3}, targets[2] = {3, 4}, prompt[2] = {0, 3};
+    llm_params ps;
+    llm_rng rng, rng0;
+    llm_ngram m, m0;
+    llm_tape tape;
+    llm_var loss, loss0;
+    llm_error err;
+    size_t used, epoch, out[4], count = 77;
+    ck_assert_int_eq(llm_params_init(&ps, NULL), LLM_OK);
+    llm_rng_seed(&rng, 23);
+    rng0 = rng;
+    memset(&m0, 0x5a, sizeof m0);
+    WALK(&used, m = m0, llm_ngram_init(&m, &ps, &cfg, &rng, &err),
+         memcmp(&m, &m0, sizeof m) == 0 && ps.count == 0 && rng.state == rng0.state,
+         (llm_params_truncate(&ps, 0), rng = rng0));
+    ck_assert_uint_ge(used, 2 * 5);                 /* value and grad of five tensors */
+    ck_assert_int_eq(llm_ngram_init(&m, &ps, &cfg, &rng, NULL), LLM_OK);
+    ck_assert_int_eq(llm_tape_init(&tape, 1, NULL), LLM_OK);
+    memset(&loss0, 0x5a, sizeof loss0);
+    epoch = tape.epoch;
+    WALK(&used, loss = loss0,
+         llm_ngram_loss(&m, &ps, &tape, ids, targets, 2, NULL, &loss, &err),
+         TAPE_AS_IT_WAS(tape, 0, epoch) && memcmp(&loss, &loss0, sizeof loss) == 0,
+         llm_tape_reset(&tape, NULL));
+    ck_assert_uint_ge(used, 10);
+    epoch = tape.epoch;
+    WALK(&used, count = 77,
+         llm_ngram_greedy(&m, &ps, &tape, prompt, 2, 4, out, 4, &count, &err),
+         TAPE_AS_IT_WAS(tape, 0, epoch) && count == 77, (void)0);
+    ck_assert_uint_ge(used, 3);
+    llm_tape_free(&tape);
+    llm_params_free(&ps);
+}
+END_TEST
+
 START_TEST(an_adamw_step_allocates_nothing)
 {
     static const llm_adamw_config acfg = {0.9, 0.999, 1e-8, 0.01};
@@ -376,6 +414,7 @@ Suite *alloc_failures_suite(void)
         decoder_rope_and_optimiser_constructors,
         an_embedding_lookup_rewinds_its_leaf,
         a_decoder_loss_forward_and_backward,
+        an_ngram_builds_runs_and_continues,
         an_adamw_step_allocates_nothing,
     };
     return suite_of("allocation failures", tcase_of("alloc", 0, tests, COUNT(tests)));

@@ -855,6 +855,122 @@ static void model_calls(void)
     }
 }
 
+/* ----------------------------------------------------------- n-gram calls */
+
+static void ngram_calls(void)
+{
+    static const size_t ids[6] = {0, 41, 42, 43, 44, 1};
+    llm_ngram_config cfg;
+    llm_ngram m, mmark;
+    llm_params ps;
+    llm_rng r, r0;
+    llm_tape tape;
+    llm_error err;
+    llm_status st;
+    llm_doc docs[2];
+    llm_window w[4];
+    size_t in[12], t[4], k, count;
+    {                                   /* contexts of windows, some not in the documents */
+        size_t inmark[12], tmark[4];
+        for (k = 0; k < 2; k++) {
+            docs[k].ids = chance(5) ? NULL : ids;
+            docs[k].length = draw(7);
+        }
+        for (k = 0; k < 4; k++) {
+            w[k].doc = chance(10) ? index_near(2) : draw(2);
+            w[k].start = chance(10) ? SIZE_MAX - draw(2) : draw(6);
+        }
+        memset(inmark, 0x5a, sizeof inmark);
+        memset(tmark, 0x5a, sizeof tmark);
+        memcpy(in, inmark, sizeof in);
+        memcpy(t, tmark, sizeof t);
+        count = draw(4);
+        memset(&err, 0, sizeof err);
+        st = llm_batch_contexts(chance(5) ? NULL : docs, draw(3), chance(5) ? NULL : w,
+                                draw(5), draw(3), count,
+                                chance(10) && count > 1 ? SIZE_MAX : draw(4),
+                                in, t, &err);
+        /* the arrays hold count * C and count slots, as the contract asks,
+           unless count * C overflows (refused before any is written) */
+        judge("data.batch_contexts", st, &err,
+              st == LLM_OK || (memcmp(in, inmark, sizeof in) == 0
+                               && memcmp(t, tmark, sizeof t) == 0));
+    }
+    cfg.vocab = chance(80) ? 1 + draw(8) : small();
+    cfg.context = chance(80) ? 1 + draw(3) : small();
+    cfg.width = chance(80) ? 1 + draw(3) : small();
+    cfg.d_ff = chance(80) ? 1 + draw(4) : small();
+    llm_rng_seed(&r, draw(1000));
+    r0 = r;
+    if (llm_params_init(&ps, NULL) != LLM_OK)
+        exit(4);
+    memset(&mmark, 0x5a, sizeof mmark);
+    m = mmark;
+    memset(&err, 0, sizeof err);
+    st = llm_ngram_init(chance(5) ? NULL : &m, &ps, chance(5) ? NULL : &cfg, &r, &err);
+    judge("ngram.init", st, &err,
+          st == LLM_OK || (memcmp(&m, &mmark, sizeof m) == 0 && ps.count == 0
+                           && r.state == r0.state));
+    if (st == LLM_OK && llm_tape_init(&tape, 1 + draw(4), NULL) == LLM_OK) {
+        for (k = 0; k < 4; k++) {
+            size_t batch = chance(10) ? SIZE_MAX / 2 : draw(4), j, nodes = tape.count;
+            size_t cap = draw(5), out[4], outmark[4], got = 77, n = draw(4);
+            llm_var v, vmark;
+            llm_ngram use = m;
+            const int which = (int)draw(3);
+            if (chance(10))
+                use.config.context = small();
+            if (chance(10))
+                use.head.d_in = small();
+            for (j = 0; j < 12; j++) {
+                in[j] = index_near(cfg.vocab);
+                t[j % 4] = index_near(cfg.vocab);
+            }
+            /* ids hold batch * C entries and targets batch, as the contract
+               asks, unless batch * C overflows (refused before any is read) */
+            if (which == 1 && batch > 4)
+                batch = 4;
+            if (batch > 0 && use.config.context > 0 && batch <= SIZE_MAX / use.config.context
+                && batch * use.config.context > 12)
+                batch = 1;
+            if (use.config.context > 12 && batch > 0)
+                use.config.context = 1 + draw(3);
+            memset(&vmark, 0x5a, sizeof vmark);
+            v = vmark;
+            memset(&err, 0, sizeof err);
+            switch (which) {
+            case 0:
+                st = llm_ngram_forward(&use, &ps, &tape, chance(5) ? NULL : in, batch, NULL, &v,
+                                       &err);
+                judge("ngram.forward", st, &err,
+                      st == LLM_OK || (tape.count == nodes && memcmp(&v, &vmark, sizeof v) == 0));
+                break;
+            case 1:
+                st = llm_ngram_loss(&use, &ps, &tape, in, chance(5) ? NULL : t, batch, NULL, &v,
+                                    &err);
+                judge("ngram.loss", st, &err,
+                      st == LLM_OK || (tape.count == nodes && memcmp(&v, &vmark, sizeof v) == 0));
+                break;
+            default:
+                memset(outmark, 0x5a, sizeof outmark);
+                memcpy(out, outmark, sizeof out);
+                if (cap > 4)
+                    cap = 4;
+                st = llm_ngram_greedy(&use, &ps, &tape, chance(5) ? NULL : in, n, draw(6),
+                                      chance(5) ? NULL : out, cap, &got, &err);
+                judge("ngram.greedy", st, &err,
+                      tape.count == nodes
+                          && (st == LLM_OK || (got == 77 && memcmp(out, outmark,
+                                                                   sizeof out) == 0)));
+                break;
+            }
+            llm_tape_reset(&tape, NULL);
+        }
+        llm_tape_free(&tape);
+    }
+    llm_params_free(&ps);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static void one_case(uint64_t seed, int fd)
@@ -871,6 +987,7 @@ static void one_case(uint64_t seed, int fd)
             llm_alloc_trim();
     }
     model_calls();
+    ngram_calls();
     corpus_calls();
     counts[0] = calls;
     counts[1] = refusals;

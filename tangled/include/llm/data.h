@@ -153,5 +153,21 @@ llm_status llm_loss_merge(llm_loss_sum *acc, const llm_loss_sum *part,
    Errors: LLM_ERR_ARGUMENT (acc or mean is NULL), LLM_ERR_EMPTY (no
    tokens). On failure *mean is not touched. */
 llm_status llm_loss_mean(const llm_loss_sum *acc, double *mean, llm_error *err);
+/* The examples of a fixed-context model: windows[first..first+count-1],
+   windows of T = 1 (llm_windows with T = 1: one per target), each widened
+   to the context IDs before its target. Row b of inputs (count * C slots)
+   holds tokens start-C+1 .. start of the window's document, BOS (ID 0)
+   where a position falls before the document's first; targets[b] is token
+   start+1. Nothing after the count * C and count slots is written.
+   Errors: LLM_ERR_ARGUMENT (windows, inputs or targets is NULL; docs is
+   NULL with ndocs > 0; C is 0; a document with no IDs but a positive
+   length), LLM_ERR_EMPTY (count is 0), LLM_ERR_INDEX (the batch runs past
+   the n windows; a window whose document does not exist or whose target
+   is not in it, named by its position), LLM_ERR_OVERFLOW (count * C). On
+   failure neither array is touched. */
+llm_status llm_batch_contexts(const llm_doc *docs, size_t ndocs,
+                              const llm_window *windows, size_t n, size_t first,
+                              size_t count, size_t C, size_t *inputs,
+                              size_t *targets, llm_error *err);
 
 #endif

@@ -1,10 +1,81 @@
-/* llm/model.h -- the model module: the decoder block and the decoder.
-   Built by chapters 31 and 32. */
+/* llm/model.h -- the model module: the neural n-gram, the decoder block
+   and the decoder. Built by chapters 23, 31 and 32. */
 #ifndef LLM_MODEL_H
 #define LLM_MODEL_H
 
+#include "llm/nn.h"
 #include "llm/attention.h"
 
+/* The shape of a neural n-gram: what llm_ngram_init checks and builds. */
+typedef struct llm_ngram_config {
+    size_t vocab;     /* V: token IDs 0 .. V-1 */
+    size_t context;   /* C: the IDs before a target that it reads */
+    size_t width;     /* D: features per ID */
+    size_t d_ff;      /* F: the SwiGLU hidden width */
+} llm_ngram_config;
+
+/* logits = SwiGLU([E[z_1], ..., E[z_C]]) W_o for a context z_1 .. z_C:
+   the C embedded rows side by side, one row of C D features. */
+typedef struct llm_ngram {
+    llm_ngram_config config;
+    llm_embedding embedding;  /* token_embedding.weight [V, D] */
+    llm_swiglu ffn;           /* ffn.{gate,up}.weight [C D, F], ffn.down.weight [F, C D] */
+    llm_linear head;          /* output.weight [C D, V], no bias */
+} llm_ngram;
+
+/* Checks cfg and appends, in this order, token_embedding.weight [V, D],
+   ffn.gate.weight and ffn.up.weight [C D, F], ffn.down.weight [F, C D] and
+   output.weight [C D, V] to ps, Xavier-uniform and drawn from rng in that
+   order: V D + 3 C D F + C D V numbers. ps must be empty.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; ps not empty; a size of 0),
+   LLM_ERR_OVERFLOW (C D does not fit a size_t), and those of the layers
+   (LLM_ERR_OVERFLOW, LLM_ERR_ALLOC). Stage "ngram.init". On failure *m
+   and *rng are not touched and ps is empty again. */
+llm_status llm_ngram_init(llm_ngram *m, llm_params *ps, const llm_ngram_config *cfg,
+                          llm_rng *rng, llm_error *err);
+
+/* ids [batch, C] (row-major) -> *logits [batch, V] on tape. hidden may be
+   NULL; otherwise it receives 3 handles: the embedded rows [batch, C, D],
+   the same side by side [batch, C D] and the SwiGLU output [batch, C D].
+   Errors, checked before the first node is recorded: LLM_ERR_ARGUMENT (a
+   null pointer; a size of 0 in the configuration), LLM_ERR_EMPTY (batch
+   is 0), LLM_ERR_OVERFLOW (batch * C), LLM_ERR_TOKEN (an ID >= V, named
+   by its row and position), LLM_ERR_NAME and LLM_ERR_SHAPE (ps does not
+   hold the model's five tensors at their places, or the layers disagree
+   with the configuration); then those of the layers. Stage
+   "ngram.forward". A layer that fails after others were recorded rewinds
+   the whole pass (llm_tape_rewind): on failure the tape is as it was and
+   *logits and hidden are not touched. */
+llm_status llm_ngram_forward(const llm_ngram *m, llm_params *ps, llm_tape *tape,
+                             const size_t *ids, size_t batch, llm_var *hidden,
+                             llm_var *logits, llm_error *err);
+
+/* llm_ngram_forward, then the mean over the batch rows of
+   -log softmax(logits)[target]: *loss, a scalar on the tape. logits may
+   be NULL.
+   Errors: the input errors of llm_ngram_forward, LLM_ERR_ARGUMENT
+   (targets NULL), LLM_ERR_TARGET (a target >= V, named by its row), all
+   found before any work, then those of the forward pass and the loss.
+   Stage "ngram.loss". On failure the tape is as it was and *loss and
+   *logits are not touched. */
+llm_status llm_ngram_loss(const llm_ngram *m, llm_params *ps, llm_tape *tape,
+                          const size_t *ids, const size_t *targets, size_t batch,
+                          llm_var *logits, llm_var *loss, llm_error *err);
+/* Continues prompt (n IDs, usually [BOS, content...]) by up to max_new
+   IDs, one at a time: each is the ID of the largest logit (the smallest
+   such ID on a tie) for the context of the last C IDs so far, BOS where
+   they run out; it stops after an EOS. The new IDs go to
+   out[0..*count-1]; the tape is as it was when the call returns.
+   Errors: LLM_ERR_ARGUMENT (a null m, ps, tape or count; prompt NULL with
+   n > 0; out NULL with max_new > 0; a size of 0 in the configuration),
+   LLM_ERR_NAME and LLM_ERR_SHAPE (as llm_ngram_forward), LLM_ERR_LENGTH
+   (max_new > cap), LLM_ERR_TOKEN (a prompt ID >= V, named by its
+   position), LLM_ERR_OVERFLOW, LLM_ERR_ALLOC, and those of
+   llm_ngram_forward. Stage "ngram.greedy". On failure out and *count are
+   not touched. */
+llm_status llm_ngram_greedy(const llm_ngram *m, llm_params *ps, llm_tape *tape,
+                            const size_t *prompt, size_t n, size_t max_new,
+                            size_t *out, size_t cap, size_t *count, llm_error *err);
 /* One pre-norm decoder block, two residual branches around one stream:
    x' = x + MHA(RMSNorm_attn(x)),  y = x' + SwiGLU(RMSNorm_ffn(x')). */
 typedef struct llm_block {
