@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "llm/tokenizer.h"
+#include "bpe_rank.h"
 
 size_t llm_bpe_replace(size_t *ids, size_t n, size_t left, size_t right, size_t id)
 {
@@ -142,8 +143,7 @@ void llm_bpe_free(llm_bpe *bpe)
     bpe->merges = NULL;
     bpe->count = 0;
 }
-/* LLM_OK when each merge of rank r joins IDs below 256 + r. */
-static llm_status ranking_check(const llm_bpe *bpe, const char *stage, llm_error *err)
+llm_status llm_bpe_ranking(const llm_bpe *bpe, const char *stage, llm_error *err)
 {
     size_t r;
     if (bpe == NULL || (bpe->merges == NULL && bpe->count > 0))
@@ -162,7 +162,7 @@ llm_status llm_bpe_spell(const llm_bpe *bpe, size_t id, unsigned char *out, size
 {
     const char *stage = "bpe.spell";
     size_t *sizes, *stack, r, top = 0, n = 0;
-    llm_status st = ranking_check(bpe, stage, err);
+    llm_status st = llm_bpe_ranking(bpe, stage, err);
     if (st != LLM_OK)
         return st;
     if (len == NULL || (out == NULL && cap > 0))

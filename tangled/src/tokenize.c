@@ -4,23 +4,22 @@
 #include <string.h>
 
 #include "llm/tokenizer.h"
+#include "bpe_rank.h"
 
 llm_status llm_tokenizer_init(llm_tokenizer *tok, const llm_bpe *bpe, llm_error *err)
 {
     const char *stage = "tokenizer.init";
     llm_tokenizer t;
     size_t r, q, v, total = LLM_BYTE_IDS, *bytes;
+    llm_status st;
     if (tok == NULL || bpe == NULL || (bpe->merges == NULL && bpe->count > 0))
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "a null pointer");
     if (bpe->count > SIZE_MAX / sizeof(size_t) - LLM_CONTROLS - LLM_BYTE_IDS - 1)
         return llm_fail(err, LLM_ERR_OVERFLOW, stage, "%zu merges are too many", bpe->count);
+    if ((st = llm_bpe_ranking(bpe, stage, err)) != LLM_OK)
+        return st;
     for (r = 0; r < bpe->count; r++) {
         const llm_merge *m = &bpe->merges[r];
-        if (m->left >= LLM_BYTE_IDS + r || m->right >= LLM_BYTE_IDS + r)
-            return llm_fail(err, LLM_ERR_ARGUMENT, stage,
-                            "merge %zu joins IDs %zu and %zu, but may only join IDs below "
-                            "%zu: not a ranking", r, m->left, m->right,
-                            (size_t)LLM_BYTE_IDS + r);
         for (q = 0; q < r; q++)
             if (bpe->merges[q].left == m->left && bpe->merges[q].right == m->right)
                 return llm_fail(err, LLM_ERR_ARGUMENT, stage,
