@@ -14,17 +14,6 @@ static const unsigned char *bytes_of(const char *s)
     return (const unsigned char *)s;
 }
 
-/* n bytes as "63 61 74". */
-static const char *hex(const unsigned char *b, size_t n)
-{
-    char buf[3 * 64] = "";
-    size_t i, used = 0;
-    for (i = 0; i < n && i < 64; i++)
-        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%02X",
-                                 i > 0 ? " " : "", b[i]);
-    return llm_text("%s", buf);
-}
-
 /* n bytes as the list "[99, 97, 116]". */
 static const char *decimal(const unsigned char *b, size_t n)
 {
@@ -73,19 +62,19 @@ static void three_words(llm_demo *d)
         for (i = 0; i < nu && LLM_TRY(d, llm_utf8_encode(u[i], again, &len, &d->err)); i++) {
             llm_row(d, "glyphs", llm_text("%zu", w), llm_text("%zu", spent),
                     llm_text("%zu", len), llm_text("%.*s", (int)len, (const char *)again),
-                    llm_text("U+%04X", (unsigned)u[i]), hex(again, 1),
-                    len > 1 ? hex(again + 1, 1) : "", len > 2 ? hex(again + 2, 1) : "",
+                    llm_text("U+%04X", (unsigned)u[i]), llm_hex(again, 1),
+                    len > 1 ? llm_hex(again + 1, 1) : "", len > 2 ? llm_hex(again + 2, 1) : "",
                     llm_text("%zu", ids[i]), NULL);
             spent += len;
         }
         printf("word=%s bytes=%s", words[w],
                llm_put(d, llm_text("%s_nbytes", keys[w]), llm_text("%zu", n)));
-        printf(" [%s] scalars=%s", llm_put(d, llm_text("%s_hex", keys[w]), hex(b, n)),
+        printf(" [%s] scalars=%s", llm_put(d, llm_text("%s_hex", keys[w]), llm_hex(b, n)),
                llm_put(d, llm_text("%s_nscalars", keys[w]), llm_text("%zu", nu)));
         printf(" [%s] ids=%s\n", llm_put(d, llm_text("%s_scalars", keys[w]), scalars(u, nu)),
                llm_put(d, llm_text("%s_ids", keys[w]), llm_sizes(ids, nid)));
         llm_put(d, llm_text("%s_bytes", keys[w]), decimal(b, n));
-        llm_row(d, "units", words[w], hex(b, n), llm_text("%zu", n), scalars(u, nu),
+        llm_row(d, "units", words[w], llm_hex(b, n), llm_text("%zu", n), scalars(u, nu),
                 llm_text("%zu", nu), llm_sizes(ids, nid), NULL);
         llm_demo_check(d, spent == n, "the bytes are the sum of the scalars' lengths");
         if (w == 1) {                  /* к: u = 64 (b0 - 192) + (b1 - 128) */
@@ -116,7 +105,7 @@ static void vocabulary(llm_demo *d)
         llm_row(d, "vocab", llm_text("%zu", id),
                 id == LLM_UNK ? "`<UNK>`" : llm_text("U+%04X", (unsigned)u),
                 id == LLM_UNK ? "—" : u == ' ' ? "space" : llm_text("%.*s", (int)len, one),
-                id == LLM_UNK ? "—" : hex(one, len), NULL);
+                id == LLM_UNK ? "—" : llm_hex(one, len), NULL);
     }
     for (k = 0; k < 2; k++) {
         if (!(LLM_TRY(d, llm_scalar_vocab_encode(vocab, bytes_of(unknown[k]),
@@ -128,7 +117,7 @@ static void vocabulary(llm_demo *d)
         printf("encode %s -> %s -> %s, decoded [%s]\n", unknown[k],
                llm_put(d, k == 0 ? "question_ids" : "mao_vocab_ids", llm_sizes(ids, nid)),
                ids[0] == LLM_UNK ? "<UNK>" : "known",
-               llm_put(d, k == 0 ? "question_back" : "mao_back", hex(back, len)));
+               llm_put(d, k == 0 ? "question_back" : "mao_back", llm_hex(back, len)));
     }
     if (!(LLM_TRY(d, llm_scalar_vocab_encode(vocab, bytes_of(fixture), strlen(fixture),
                                              ids, 16, &nid, &d->err))
@@ -172,7 +161,7 @@ static void malformed(llm_demo *d)
                                                            &d->err), LLM_ERR_UTF8))
             return;
         printf("  walk stopped at byte %zu; %s\n", at, d->err.message);
-        llm_row(d, "malformed", hex(b, bad[k].n), llm_text("%zu", at), d->err.message, NULL);
+        llm_row(d, "malformed", llm_hex(b, bad[k].n), llm_text("%zu", at), d->err.message, NULL);
         if (bad[k].key != NULL) {
             llm_put(d, llm_text("%s_offset", bad[k].key), llm_text("%zu", at));
             llm_put(d, llm_text("%s_message", bad[k].key), d->err.message);
@@ -246,7 +235,7 @@ static void exercise_answers(llm_demo *d)
         llm_put(d, llm_text("%s_low", key[k]), llm_text("%u", u % 64));
         llm_put(d, llm_text("%s_b0", key[k]), llm_text("%u", (unsigned)b[0]));
         llm_put(d, llm_text("%s_b1", key[k]), llm_text("%u", (unsigned)b[1]));
-        llm_put(d, llm_text("%s_hex", key[k]), hex(b, len));
+        llm_put(d, llm_text("%s_hex", key[k]), llm_hex(b, len));
         llm_demo_check(d, len == 2 && b[0] == 192 + u / 64 && b[1] == 128 + u % 64,
                        "the two-byte formula gives the bytes");
     }

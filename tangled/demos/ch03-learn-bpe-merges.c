@@ -42,24 +42,12 @@ static int spelled(llm_demo *d, const llm_bpe *bpe, size_t id, const char **hex,
                    const char **text)
 {
     unsigned char b[64];
-    char h[3 * 64] = "", t[4 * 64] = "";
-    size_t len = 0, i, used = 0, tu = 0, scalars;
+    size_t len = 0;
     if (!LLM_TRY(d, llm_bpe_spell(bpe, id, b, sizeof b, &len, &d->err)))
         return 0;
-    for (i = 0; i < len; i++)
-        used += (size_t)snprintf(h + used, sizeof h - used, "%s%02X", i > 0 ? " " : "", b[i]);
-    if (llm_utf8_count(b, len, &scalars, NULL) == LLM_OK)
-        for (i = 0; i < len; i++) {
-            if (b[i] == ' ') {                 /* U+00B7, the middle dot */
-                t[tu++] = (char)0xC2;
-                t[tu++] = (char)0xB7;
-            } else {
-                t[tu++] = (char)b[i];
-            }
-        }
-    t[tu] = '\0';
-    *hex = llm_text("%s", h);
-    *text = llm_text("%s", tu > 0 ? t : "—");
+    *hex = llm_hex(b, len);
+    *text = llm_unit_text(b, len);
+    *text = *text != NULL && len > 0 ? *text : "—";
     return 1;
 }
 

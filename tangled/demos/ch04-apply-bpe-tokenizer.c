@@ -30,17 +30,6 @@ static const unsigned char *bytes_of(const char *s)
 {
     return (const unsigned char *)s;
 }
-
-/* n bytes as "20 D0 B0". */
-static const char *hex(const unsigned char *b, size_t n)
-{
-    char buf[3 * 64] = "";
-    size_t i, used = 0;
-    for (i = 0; i < n && i < 64; i++)
-        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%02X", i > 0 ? " " : "",
-                                 b[i]);
-    return llm_text("%s", buf);
-}
 static void layout(llm_demo *d)
 {
     static const char *const texts[3] = {"A", "At", "\xF0\x9F\xA6\x80"};
@@ -54,7 +43,7 @@ static void layout(llm_demo *d)
         if (!LLM_TRY(d, llm_tokenizer_encode(tok, bytes_of(texts[k]), strlen(texts[k]), ids, 16,
                                              &n, &d->err)))
             return;
-        printf("encode %s (%s) -> %s\n", names[k], hex(bytes_of(texts[k]), strlen(texts[k])),
+        printf("encode %s (%s) -> %s\n", names[k], llm_hex(bytes_of(texts[k]), strlen(texts[k])),
                llm_put(d, llm_text("%s_ids", keys[k]), llm_sizes(ids, n)));
     }
 }
@@ -77,7 +66,7 @@ static void fixtures(llm_demo *d)
         return;
     utf8 = llm_utf8_count(back, len, &scalars, &d->err);
     printf("FF FE -> %s -> %s; UTF-8 check: %s\n", llm_put(d, "fffe_ids", llm_sizes(ids, n)),
-           llm_put(d, "fffe_back", hex(back, len)),
+           llm_put(d, "fffe_back", llm_hex(back, len)),
            llm_put(d, "fffe_utf8", utf8 == LLM_OK ? "passes" : d->err.message));
     llm_demo_check(d, len == 2 && memcmp(back, ff_fe, 2) == 0 && utf8 == LLM_ERR_UTF8,
                    "FF FE round-trips and fails UTF-8");
@@ -91,7 +80,7 @@ static void fixtures(llm_demo *d)
           && LLM_TRY(d, llm_tokenizer_encode(tok, back, len, again, 16, &m, &d->err))))
         return;
     printf("%s -> %s -> %s\n", llm_put(d, "other_ids", llm_sizes(other, 2)),
-           llm_put(d, "other_back", hex(back, len)),
+           llm_put(d, "other_back", llm_hex(back, len)),
            llm_put(d, "other_again", llm_sizes(again, m)));
     llm_demo_check(d, len == 3 && memcmp(back, space_a, 3) == 0 && m == n
                           && memcmp(again, ids, n * sizeof *ids) == 0,
@@ -155,16 +144,9 @@ static void pieces(llm_demo *d, const llm_corpus_doc *doc, const size_t *ids, si
     for (i = 1; i + 1 < n && at < sentence; i++) {
         const unsigned char *b = tok->spelling + tok->start[ids[i]];
         const size_t len = tok->start[ids[i] + 1] - tok->start[ids[i]];
-        char text[64];
-        size_t k, used = 0, scalars;
-        const int whole = llm_utf8_count(b, len, &scalars, NULL) == LLM_OK && len < 30;
-        if (whole) {
-            for (k = 0; k < len; k++)
-                used += (size_t)snprintf(text + used, sizeof text - used, "%s",
-                                         b[k] == ' ' ? "·" : llm_text("%c", b[k]));
-        } else {
-            snprintf(text, sizeof text, "%s", hex(b, len));
-        }
+        const char *unit = llm_unit_text(b, len);
+        const int whole = unit != NULL && len < 30;
+        const char *text = whole ? unit : llm_hex(b, len);
         llm_row(d, "pieces", doc->lang, llm_text("%zu", i), text,
                 llm_text("%zu", ids[i]), llm_yes(whole), NULL);
         at += len;

@@ -67,22 +67,8 @@ static const char *unit_text(const llm_tokenizer *tok, size_t id)
 {
     const unsigned char *b = tok->spelling + tok->start[id];
     const size_t len = tok->start[id + 1] - tok->start[id];
-    char text[128] = "";
-    size_t k, used = 0, scalars;
-    const int whole = llm_utf8_count(b, len, &scalars, NULL) == LLM_OK;
-    for (k = 0; k < len && used + 4 < sizeof text; k++) {
-        if (!whole) {
-            used += (size_t)snprintf(text + used, sizeof text - used, "%s%02X",
-                                     k > 0 ? " " : "", (unsigned)b[k]);
-        } else if (b[k] == ' ') {             /* U+00B7, the middle dot */
-            text[used++] = (char)0xC2;
-            text[used++] = (char)0xB7;
-        } else {
-            text[used++] = (char)b[k];
-        }
-    }
-    text[used] = '\0';
-    return llm_text("%s", text);
+    const char *text = llm_unit_text(b, len);
+    return text != NULL ? text : llm_hex(b, len);
 }
 
 static void book(llm_demo *d)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llm/evidence.h"
+#include "llm/tokenizer.h"
 
 int llm_demo_start(int argc, char **argv, const char *demo, llm_trace *trace)
 {
@@ -378,4 +379,34 @@ const char *llm_text(const char *fmt, ...)
 const char *llm_yes(int holds)
 {
     return holds ? "yes" : "no";
+}
+
+const char *llm_hex(const unsigned char *b, size_t n)
+{
+    char *buf = next_text();
+    size_t i, used = 0;
+    buf[0] = '\0';
+    for (i = 0; i < n && i < 64; i++)
+        used += (size_t)snprintf(buf + used, LLM_TEXT_SIZE - used, "%s%02X", i > 0 ? " " : "",
+                                 b[i]);
+    return kept(buf);
+}
+
+const char *llm_unit_text(const unsigned char *b, size_t n)
+{
+    char *buf;
+    size_t i, used = 0, scalars;
+    if (llm_utf8_count(b, n, &scalars, NULL) != LLM_OK)
+        return NULL;
+    buf = next_text();
+    for (i = 0; i < n && used + 3 < LLM_TEXT_SIZE; i++) {
+        if (b[i] == ' ') {                  /* U+00B7, the middle dot */
+            buf[used++] = (char)0xC2;
+            buf[used++] = (char)0xB7;
+        } else {
+            buf[used++] = (char)b[i];
+        }
+    }
+    buf[used] = '\0';
+    return kept(buf);
 }

@@ -141,6 +141,12 @@ __attribute__((format(printf, 1, 2)))
 #endif
 const char *llm_text(const char *fmt, ...);                    /* snprintf */
 const char *llm_yes(int holds);                                /* "yes", "no" */
+/* n bytes as "63 61 74" (the first 64 at most); and n bytes as text when
+   they are UTF-8, each space shown as a middle dot (U+00B7), or NULL when
+   they are not UTF-8: how the demos show bytes and the units of a
+   tokenizer. */
+const char *llm_hex(const unsigned char *b, size_t n);
+const char *llm_unit_text(const unsigned char *b, size_t n);
 /* What the demos of later chapters own: each adds its llm_own_<thing>. */
 /* The book's corpus from corpus/, and its tokenizer: LLM_BOOK_MERGES merges
    learned from the training documents, frozen (chapter 4). NULL, with ok
