@@ -170,13 +170,9 @@ START_TEST(the_books_table_spells_every_id)
     llm_corpus c;
     llm_bytes docs[64];
     llm_bpe bpe;
-    size_t n = 0, i, id;
+    size_t n = 0, id;
     ck_assert_int_eq(llm_corpus_load(&c, "corpus/corpus.txt", "corpus/splits.txt", NULL), LLM_OK);
-    for (i = 0; i < c.count && n < 64; i++)
-        if (c.docs[i].partition == LLM_TRAIN) {
-            docs[n].bytes = c.docs[i].text;
-            docs[n++].length = c.docs[i].length;
-        }
+    ck_assert_int_eq(llm_corpus_bytes(&c, LLM_TRAIN, docs, 64, &n, NULL), LLM_OK);
     ck_assert_int_eq(llm_bpe_learn(&bpe, docs, n, 64, NULL), LLM_OK);
     ck_assert_uint_eq(bpe.count, 64);
     for (id = 0; id < LLM_BYTE_IDS + bpe.count; id++) {
@@ -290,6 +286,43 @@ START_TEST(each_refused_allocation_leaves_the_table_untouched)
 }
 END_TEST
 
+START_TEST(a_partition_as_bytes_is_exactly_its_documents)
+{
+    llm_corpus c;
+    llm_bytes docs[64], kept[64];
+    llm_error err;
+    size_t p, n = 77, i, k, total = 0;
+    ck_assert_int_eq(llm_corpus_load(&c, "corpus/corpus.txt", "corpus/splits.txt", NULL), LLM_OK);
+    for (p = 0; p < 3; p++) {
+        ck_assert_int_eq(llm_corpus_bytes(&c, (llm_partition)p, docs, 64, &n, NULL), LLM_OK);
+        ck_assert_uint_eq(n, c.in[p]);
+        for (k = 0, i = 0; i < c.count; i++)
+            if (c.docs[i].partition == (llm_partition)p) {
+                ck_assert_ptr_eq(docs[k].bytes, c.docs[i].text);
+                ck_assert_uint_eq(docs[k++].length, c.docs[i].length);
+            }
+        ck_assert_uint_eq(k, n);
+        total += n;
+    }
+    ck_assert_uint_eq(total, c.count);
+    memset(docs, 0x5a, sizeof docs);
+    memcpy(kept, docs, sizeof docs);
+    n = 77;
+    REFUSED(llm_corpus_bytes(&c, LLM_TRAIN, docs, c.in[LLM_TRAIN] - 1, &n, &err), LLM_ERR_LENGTH,
+            "corpus.bytes");
+    REFUSED(llm_corpus_bytes(&c, (llm_partition)3, docs, 64, &n, &err), LLM_ERR_ARGUMENT,
+            "corpus.bytes");
+    REFUSED(llm_corpus_bytes(NULL, LLM_TRAIN, docs, 64, &n, &err), LLM_ERR_ARGUMENT,
+            "corpus.bytes");
+    REFUSED(llm_corpus_bytes(&c, LLM_TRAIN, NULL, 64, &n, &err), LLM_ERR_ARGUMENT,
+            "corpus.bytes");
+    REFUSED(llm_corpus_bytes(&c, LLM_TRAIN, docs, 64, NULL, &err), LLM_ERR_ARGUMENT,
+            "corpus.bytes");
+    ck_assert(n == 77 && memcmp(docs, kept, sizeof docs) == 0);
+    llm_corpus_free(&c);
+}
+END_TEST
+
 Suite *ch03_learn_bpe_merges_suite(void)
 {
     const TTest *tests[] = {
@@ -301,6 +334,7 @@ Suite *ch03_learn_bpe_merges_suite(void)
         bad_tables_and_ids_are_refused_and_nothing_is_written,
         bad_arguments_to_the_learner_are_refused,
         each_refused_allocation_leaves_the_table_untouched,
+        a_partition_as_bytes_is_exactly_its_documents,
     };
     return suite_of("ch03 learn bpe merges", tcase_of("bpe", 0, tests, COUNT(tests)));
 }

@@ -16,13 +16,9 @@ static void book_tokenizer(llm_tokenizer *tok)
     llm_corpus c;
     llm_bytes docs[64];
     llm_bpe bpe;
-    size_t i, n = 0;
+    size_t n = 0;
     ck_assert_int_eq(llm_corpus_load(&c, "corpus/corpus.txt", "corpus/splits.txt", NULL), LLM_OK);
-    for (i = 0; i < c.count && n < 64; i++)
-        if (c.docs[i].partition == LLM_TRAIN) {
-            docs[n].bytes = c.docs[i].text;
-            docs[n++].length = c.docs[i].length;
-        }
+    ck_assert_int_eq(llm_corpus_bytes(&c, LLM_TRAIN, docs, 64, &n, NULL), LLM_OK);
     ck_assert_int_eq(llm_bpe_learn(&bpe, docs, n, LLM_BOOK_MERGES, NULL), LLM_OK);
     ck_assert_int_eq(llm_tokenizer_init(tok, &bpe, NULL), LLM_OK);
     llm_bpe_free(&bpe);

@@ -35,13 +35,13 @@ int main(void)
         return 1;
     for (t = 0; t < 3; t++) {
         double start, seconds;
-        for (n = 0, bytes = 0, k = 0; k < times[t]; k++)
-            for (i = 0; i < c.count; i++)
-                if (c.docs[i].partition == LLM_TRAIN) {
-                    docs[n].bytes = c.docs[i].text;
-                    docs[n++].length = c.docs[i].length;
-                    bytes += c.docs[i].length;
-                }
+        for (n = 0, bytes = 0, k = 0; k < times[t]; k++) {
+            size_t got = 0;
+            if (llm_corpus_bytes(&c, LLM_TRAIN, docs + n, c.in[LLM_TRAIN], &got, &err) != LLM_OK)
+                return 1;
+            for (i = n, n += got; i < n; i++)
+                bytes += docs[i].length;
+        }
         start = now();
         if (llm_bpe_learn(&tables[t], docs, n, LLM_BOOK_MERGES, &err) != LLM_OK) {
             fprintf(stderr, "bpe-learn: %s: %s\n", err.stage, err.message);

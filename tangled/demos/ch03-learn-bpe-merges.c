@@ -194,12 +194,10 @@ static void book(llm_demo *d)
     size_t *ids, *lens;
     if (docs == NULL || bpe == NULL)
         return;
-    for (i = 0; i < corpus->count; i++)
-        if (corpus->docs[i].partition == LLM_TRAIN) {
-            docs[n].bytes = corpus->docs[i].text;
-            docs[n++].length = corpus->docs[i].length;
-            bytes += corpus->docs[i].length;
-        }
+    if (!LLM_TRY(d, llm_corpus_bytes(corpus, LLM_TRAIN, docs, corpus->count, &n, &d->err)))
+        return;
+    for (i = 0; i < n; i++)
+        bytes += docs[i].length;
     if (!LLM_TRY(d, llm_bpe_learn(bpe, docs, n, LLM_BOOK_MERGES, &d->err)))
         return;
     printf("training documents=%s bytes=%s merges=%zu\n",

@@ -42,18 +42,14 @@ llm_tokenizer *llm_own_book_tokenizer(llm_demo *d, const llm_corpus *corpus)
     llm_tokenizer *tok = llm_own(d, sizeof *tok, release_tokenizer);
     llm_bytes *docs;
     llm_bpe bpe = {NULL, 0};
-    size_t i, n = 0;
+    size_t n = 0;
     if (tok == NULL || corpus == NULL)
         return NULL;
     docs = malloc((corpus->count + 1) * sizeof *docs);
     if (!llm_demo_check(d, docs != NULL, "memory for the training documents"))
         return NULL;
-    for (i = 0; i < corpus->count; i++)
-        if (corpus->docs[i].partition == LLM_TRAIN) {
-            docs[n].bytes = corpus->docs[i].text;
-            docs[n++].length = corpus->docs[i].length;
-        }
-    if (LLM_TRY(d, llm_bpe_learn(&bpe, docs, n, LLM_BOOK_MERGES, &d->err)))
+    if (LLM_TRY(d, llm_corpus_bytes(corpus, LLM_TRAIN, docs, corpus->count, &n, &d->err))
+        && LLM_TRY(d, llm_bpe_learn(&bpe, docs, n, LLM_BOOK_MERGES, &d->err)))
         (void)LLM_TRY(d, llm_tokenizer_init(tok, &bpe, &d->err));
     llm_bpe_free(&bpe);
     free(docs);

@@ -430,8 +430,18 @@ static void corpus_calls(void)
     st = llm_corpus_load(&c, chance(50) ? "corpus/no-such-file" : "corpus/corpus.txt",
                          chance(20) ? NULL : chance(50) ? "corpus" : "corpus/splits.txt", &err);
     judge("corpus.load", st, &err, st == LLM_OK || memcmp(&c, &mark, sizeof c) == 0);
-    if (st == LLM_OK)
+    if (st == LLM_OK) {                 /* a partition as byte strings */
+        llm_bytes b[64], bmark[64];
+        size_t bn = 77;
+        memset(bmark, 0x5a, sizeof bmark);
+        memcpy(b, bmark, sizeof b);
+        memset(&err, 0, sizeof err);
+        st = llm_corpus_bytes(chance(5) ? NULL : &c, (llm_partition)draw(4),
+                              chance(5) ? NULL : b, draw(65), chance(5) ? NULL : &bn, &err);
+        judge("corpus.bytes", st, &err,
+              st == LLM_OK || (bn == 77 && memcmp(b, bmark, sizeof b) == 0));
         llm_corpus_free(&c);
+    }
     {                                   /* windows of documents */
         const size_t ids[6] = {0, 41, 42, 43, 44, 1};
         llm_doc docs[3];

@@ -61,6 +61,15 @@ void llm_corpus_free(llm_corpus *corpus);
    failure *corpus is not touched. */
 llm_status llm_corpus_load(llm_corpus *corpus, const char *corpus_path,
                            const char *manifest_path, llm_error *err);
+/* The documents of partition p of corpus as byte strings (chapter 3's
+   llm_bytes, llm/tokenizer.h), in the corpus's order, pointing into its
+   text: nothing is copied. out[0..cap-1] gets them, *n their number.
+   Errors: LLM_ERR_ARGUMENT (a null corpus or n; out NULL with cap > 0; p
+   not a partition), LLM_ERR_LENGTH (more than cap documents). On failure
+   out and *n are not touched. */
+struct llm_bytes;
+llm_status llm_corpus_bytes(const llm_corpus *corpus, llm_partition p,
+                            struct llm_bytes *out, size_t cap, size_t *n, llm_error *err);
 /* The token IDs of one wrapped document, [BOS, content..., EOS]. */
 typedef struct llm_doc {
     const size_t *ids;
