@@ -223,4 +223,38 @@ static inline Suite *suite_of(const char *name, TCase *tc)
     return s;
 }
 
+/* The walk of llm_alloc_fail_at (chapter 1) over one call: runs `call` (an
+   expression of type llm_status using err, a variable of the test) with the
+   n-th allocation failing, for n = 1, 2, ...; every run that meets its
+   failure must be refused with LLM_ERR_ALLOC under a stage, and
+   `unchanged`, an expression, must hold after it; the first run that needs
+   fewer than n allocations must succeed and ends the walk. `reset` runs before every attempt,
+   `undo` after a success. Leaves the number of allocations in *used. */
+#define WALK(used, reset, call, unchanged, undo)                               \
+    do {                                                                       \
+        size_t n_, calls_;                                                     \
+        llm_status st_;                                                        \
+        for (n_ = 1;; n_++) {                                                  \
+            reset;                                                             \
+            memset(&err, 0, sizeof err);                                       \
+            llm_alloc_fail_at(n_);                                             \
+            st_ = (call);                                                      \
+            calls_ = llm_alloc_calls();                                        \
+            llm_alloc_fail_at(0);                                              \
+            if (calls_ < n_) {                                                 \
+                ck_assert_msg(st_ == LLM_OK, "with no failure: %s (%s: %s)",   \
+                              llm_status_name(st_), err.stage, err.message);   \
+                undo;                                                          \
+                break;                                                         \
+            }                                                                  \
+            ck_assert_msg(st_ == LLM_ERR_ALLOC && err.code == LLM_ERR_ALLOC,   \
+                          "allocation %zu failed: got %s (%s: %s)", n_,        \
+                          llm_status_name(st_), err.stage, err.message);       \
+            ck_assert_msg(err.stage[0] != '\0', "allocation %zu: no stage", n_); \
+            ck_assert_msg((unchanged), "allocation %zu failed: state changed", \
+                          n_);                                                 \
+        }                                                                      \
+        *(used) = n_ - 1;                                                      \
+    } while (0)
+
 #endif

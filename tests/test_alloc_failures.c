@@ -84,38 +84,7 @@ static void start_list(llm_params *ps, llm_rng *rng)
     ck_assert_int_eq(llm_params_add_const(ps, "before.gain", 1, shape, 1.0, 0, NULL), LLM_OK);
 }
 
-/* ---------------------------------------------------------------- the walk */
-
-/* Runs `call` (an expression of type llm_status using err) with the n-th
-   allocation failing, for n = 1, 2, ...; `unchanged` is an expression that
-   must hold after every refusal. `reset` runs before every attempt,
-   `undo` after a success. Leaves the number of allocations in *used. */
-#define WALK(used, reset, call, unchanged, undo)                               \
-    do {                                                                       \
-        size_t n_, calls_;                                                     \
-        llm_status st_;                                                        \
-        for (n_ = 1;; n_++) {                                                  \
-            reset;                                                             \
-            memset(&err, 0, sizeof err);                                       \
-            llm_alloc_fail_at(n_);                                             \
-            st_ = (call);                                                      \
-            calls_ = llm_alloc_calls();                                        \
-            llm_alloc_fail_at(0);                                              \
-            if (calls_ < n_) {                                                 \
-                ck_assert_msg(st_ == LLM_OK, "with no failure: %s (%s: %s)",   \
-                              llm_status_name(st_), err.stage, err.message);   \
-                undo;                                                          \
-                break;                                                         \
-            }                                                                  \
-            ck_assert_msg(st_ == LLM_ERR_ALLOC && err.code == LLM_ERR_ALLOC,   \
-                          "allocation %zu failed: got %s (%s: %s)", n_,        \
-                          llm_status_name(st_), err.stage, err.message);       \
-            ck_assert_msg(err.stage[0] != '\0', "allocation %zu: no stage", n_); \
-            ck_assert_msg((unchanged), "allocation %zu failed: state changed", \
-                          n_);                                                 \
-        }                                                                      \
-        *(used) = n_ - 1;                                                      \
-    } while (0)
+/* The walk itself is WALK, in support.h. */
 
 START_TEST(the_hook_fails_exactly_the_chosen_call)
 {

@@ -254,33 +254,15 @@ START_TEST(each_refused_allocation_leaves_the_table_untouched)
     llm_bpe bpe, mark, good;
     llm_error err;
     unsigned char out[32];
-    size_t k, refused = 0, len = 0;
-    llm_status st = LLM_ERR_ALLOC;
+    size_t refused = 0, len = 0;
     mark_bytes(&mark, sizeof mark);
-    for (k = 1; st == LLM_ERR_ALLOC; k++) {
-        bpe = mark;
-        llm_alloc_fail_at(k);
-        st = llm_bpe_learn(&bpe, docs, 2, 8, &err);
-        if (st == LLM_ERR_ALLOC) {
-            refused++;
-            ck_assert(memcmp(&bpe, &mark, sizeof bpe) == 0);
-        }
-    }
-    llm_alloc_fail_at(0);
-    ck_assert_int_eq(st, LLM_OK);
+    WALK(&refused, bpe = mark, llm_bpe_learn(&bpe, docs, 2, 8, &err),
+         memcmp(&bpe, &mark, sizeof bpe) == 0, (void)0);
     ck_assert_uint_eq(refused, 5);
     good = bpe;
-    for (k = 1, st = LLM_ERR_ALLOC, refused = 0; st == LLM_ERR_ALLOC; k++) {
-        mark_bytes(out, sizeof out);
-        llm_alloc_fail_at(k);
-        st = llm_bpe_spell(&good, 256 + good.count - 1, out, sizeof out, &len, &err);
-        if (st == LLM_ERR_ALLOC) {
-            refused++;
-            ck_assert(marked_bytes(out, sizeof out));
-        }
-    }
-    llm_alloc_fail_at(0);
-    ck_assert_int_eq(st, LLM_OK);
+    WALK(&refused, mark_bytes(out, sizeof out),
+         llm_bpe_spell(&good, 256 + good.count - 1, out, sizeof out, &len, &err),
+         marked_bytes(out, sizeof out), (void)0);
     ck_assert_uint_eq(refused, 2);
     llm_bpe_free(&good);
 }

@@ -173,16 +173,28 @@ static llm_status decode_into(const llm_tokenizer *tok, const size_t *ids, size_
     return LLM_OK;
 }
 
-llm_status llm_tokenizer_decode(const llm_tokenizer *tok, const size_t *ids, size_t n,
-                                unsigned char *out, size_t cap, size_t *len,
-                                llm_error *err)
+/* What both decoders check first: a tokenizer llm_tokenizer_init made,
+   and the pointers. */
+static llm_status decode_check(const llm_tokenizer *tok, const size_t *ids, size_t n,
+                               const unsigned char *out, size_t cap, const size_t *len,
+                               const char *stage, llm_error *err)
 {
-    const char *stage = "tokenizer.decode";
     llm_status st = tokenizer_check(tok, stage, err);
     if (st != LLM_OK)
         return st;
     if (len == NULL || (ids == NULL && n > 0) || (out == NULL && cap > 0))
         return llm_fail(err, LLM_ERR_ARGUMENT, stage, "a null pointer");
+    return LLM_OK;
+}
+
+llm_status llm_tokenizer_decode(const llm_tokenizer *tok, const size_t *ids, size_t n,
+                                unsigned char *out, size_t cap, size_t *len,
+                                llm_error *err)
+{
+    const char *stage = "tokenizer.decode";
+    llm_status st = decode_check(tok, ids, n, out, cap, len, stage, err);
+    if (st != LLM_OK)
+        return st;
     return decode_into(tok, ids, n, 0, out, cap, len, stage, err);
 }
 
@@ -191,11 +203,9 @@ llm_status llm_tokenizer_decode_document(const llm_tokenizer *tok, const size_t 
                                          size_t *len, llm_error *err)
 {
     const char *stage = "tokenizer.decode_document";
-    llm_status st = tokenizer_check(tok, stage, err);
+    llm_status st = decode_check(tok, ids, n, out, cap, len, stage, err);
     if (st != LLM_OK)
         return st;
-    if (len == NULL || (ids == NULL && n > 0) || (out == NULL && cap > 0))
-        return llm_fail(err, LLM_ERR_ARGUMENT, stage, "a null pointer");
     if (n < 2 || ids[0] != LLM_BOS || ids[n - 1] != LLM_EOS)
         return llm_fail(err, LLM_ERR_TOKEN, stage,
                         n < 2 ? "a document of %zu IDs has no room for BOS and EOS"
