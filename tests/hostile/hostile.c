@@ -981,6 +981,140 @@ static void ngram_calls(void)
     llm_params_free(&ps);
 }
 
+/* ------------------------------------------------------------ train calls */
+
+/* 1 when a and b hold the same values and gradients, bit for bit. */
+static int same_list(const llm_params *a, const llm_params *b)
+{
+    size_t i;
+    if (a->count != b->count)
+        return 0;
+    for (i = 0; i < a->count; i++)
+        if (memcmp(a->items[i].value.data, b->items[i].value.data,
+                   a->items[i].value.size * sizeof(double)) != 0
+            || memcmp(a->items[i].grad.data, b->items[i].grad.data,
+                      a->items[i].grad.size * sizeof(double)) != 0)
+            return 0;
+    return 1;
+}
+
+static void train_calls(void)
+{
+    static const llm_partition parts[4] = {LLM_TRAIN, LLM_VALIDATION, LLM_TEST,
+                                           (llm_partition)7};
+    llm_decoder_config cfg = {1 + draw(6), 2 * (1 + draw(2)), 1, 1 + draw(3), draw(2),
+                              1 + draw(3), 10000.0, 1e-6, 0};
+    const llm_adamw_config acfg = {0.9, 0.99, 1e-8, chance(50) ? 0.0 : 0.01};
+    size_t ids[2][10], k, j;
+    llm_doc docs[2][2];
+    llm_train_docs set[2];
+    double rates[3];
+    llm_train_config plan;
+    llm_params ps, before, cp, cpmark;
+    llm_decoder dec;
+    llm_adamw opt, co, comark;
+    llm_train_result out, outmark;
+    llm_loss_sum acc, accmark;
+    llm_tape tape;
+    llm_rng r;
+    llm_error err;
+    llm_status st;
+    double lr, lrmark;
+    llm_rng_seed(&r, draw(1000));
+    if (llm_params_init(&ps, NULL) != LLM_OK)
+        exit(4);
+    if (llm_decoder_init(&dec, &ps, &cfg, &r, NULL) != LLM_OK
+        || llm_adamw_init(&opt, &ps, &acfg, NULL) != LLM_OK
+        || llm_tape_init(&tape, 1 + draw(8), NULL) != LLM_OK)
+        exit(4);
+    if (chance(10))
+        ps.items[draw(ps.count)].value.data[0] = value();
+    if (chance(10))
+        ps.items[draw(ps.count)].grad.data[0] = value();
+    if (llm_params_copy(&before, &ps, NULL) != LLM_OK)
+        exit(4);
+    for (k = 0; k < 2; k++) {
+        for (j = 0; j < 2; j++) {
+            docs[k][j].ids = ids[k];
+            docs[k][j].length = draw(11);
+        }
+        for (j = 0; j < 10; j++)
+            ids[k][j] = chance(3) ? index_near(cfg.vocab) : draw(cfg.vocab);
+        set[k].docs = chance(10) ? NULL : docs[k];
+        set[k].count = draw(3);
+        set[k].partition = chance(80) ? (k == 0 ? LLM_TRAIN : LLM_VALIDATION) : parts[draw(4)];
+    }
+    for (k = 0; k < 3; k++)
+        rates[k] = chance(85) ? 0.001 * (double)(1 + draw(50)) : value();
+    plan.steps = chance(90) ? 1 + draw(3) : small();
+    plan.T = chance(90) ? 1 + draw(3) : small();
+    plan.stride = chance(90) ? 1 + draw(2) : small();
+    plan.batch = chance(90) ? 1 + draw(3) : small();
+    plan.seed = llm_rng_next_u64(&rng);
+    plan.train_batch = chance(90) ? 1 + draw(3) : small();
+    plan.validation_batch = chance(90) ? 1 + draw(3) : small();
+    plan.every = chance(90) ? 1 + draw(3) : small();
+    plan.schedule.rates = chance(5) ? NULL : rates;
+    plan.schedule.count = draw(4);
+    plan.clip = chance(85) ? 0.1 * (double)(1 + draw(20)) : value();
+    if (plan.steps > 3)                 /* a hostile plan, not a long one */
+        plan.steps = chance(50) ? 0 : 3;
+
+    memset(&lrmark, 0x5a, sizeof lrmark);
+    lr = lrmark;
+    memset(&err, 0, sizeof err);
+    st = llm_schedule_rate(chance(5) ? NULL : &plan.schedule, draw(5), &lr, &err);
+    judge("schedule.rate", st, &err, st == LLM_OK || memcmp(&lr, &lrmark, sizeof lr) == 0);
+
+    memset(&cpmark, 0x5a, sizeof cpmark);
+    cp = cpmark;
+    memset(&err, 0, sizeof err);
+    st = llm_params_copy(chance(5) ? &ps : &cp, chance(5) ? NULL : &ps, &err);
+    judge("params.copy", st, &err,
+          same_list(&ps, &before)
+              && (st == LLM_OK || memcmp(&cp, &cpmark, sizeof cp) == 0));
+    if (st == LLM_OK) {
+        if (!same_list(&cp, &ps))
+            violated("params.copy", "the copy differs", &err);
+        llm_params_free(&cp);
+    }
+    memset(&comark, 0x5a, sizeof comark);
+    co = comark;
+    memset(&err, 0, sizeof err);
+    st = llm_adamw_copy(chance(5) ? &opt : &co, chance(5) ? NULL : &opt, &err);
+    judge("adamw.copy", st, &err, st == LLM_OK || memcmp(&co, &comark, sizeof co) == 0);
+    if (st == LLM_OK)
+        llm_adamw_free(&co);
+
+    memset(&accmark, 0x5a, sizeof accmark);
+    acc = accmark;
+    memset(&err, 0, sizeof err);
+    st = llm_evaluate(&dec, &ps, &tape, chance(5) ? NULL : &set[draw(2)], plan.T, plan.stride,
+                      plan.validation_batch, &acc, &err);
+    judge("optim.evaluate", st, &err,
+          tape.count == 0 && same_list(&ps, &before)
+              && (st == LLM_OK || memcmp(&acc, &accmark, sizeof acc) == 0));
+
+    memset(&outmark, 0x5a, sizeof outmark);
+    out = outmark;
+    memset(&err, 0, sizeof err);
+    st = llm_train(chance(10) ? NULL : &dec, &ps, &opt, &set[0], chance(10) ? NULL : &set[1],
+                   chance(10) ? NULL : &plan, NULL, NULL, &out, &err);
+    judge("optim.train", st, &err,
+          same_list(&ps, &before) && opt.steps == 0
+              && (st == LLM_OK || memcmp(&out, &outmark, sizeof out) == 0));
+    if (st == LLM_OK) {
+        if (out.count == 0 || out.selected > plan.steps || !isfinite(out.validation))
+            violated("optim.train", "a result that is not a run's", &err);
+        llm_train_result_free(&out);
+    }
+    llm_tape_free(&tape);
+    llm_adamw_free(&opt);
+    llm_params_free(&before);
+    llm_decoder_free(&dec);
+    llm_params_free(&ps);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static void one_case(uint64_t seed, int fd)
@@ -998,6 +1132,7 @@ static void one_case(uint64_t seed, int fd)
     }
     model_calls();
     ngram_calls();
+    train_calls();
     corpus_calls();
     counts[0] = calls;
     counts[1] = refusals;

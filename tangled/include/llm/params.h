@@ -102,5 +102,12 @@ llm_status llm_param_leaf(llm_tape *tape, llm_params *ps, size_t index, llm_var 
 /* Sets every gradient coordinate of ps to +0.0; values are not touched.
    Errors: LLM_ERR_ARGUMENT (ps is NULL). */
 llm_status llm_params_zero_grad(llm_params *ps, llm_error *err);
+/* A copy of ps in *out: every parameter's name, value, gradient and
+   flags, in the same order, in storage of its own (contiguous even where
+   ps holds a strided view). out must not be ps.
+   Errors: LLM_ERR_ARGUMENT (a null pointer; out is ps), LLM_ERR_ALLOC
+   (and those of llm_tensor_copy). Stage "params.copy". On failure *out is
+   not touched. */
+llm_status llm_params_copy(llm_params *out, const llm_params *ps, llm_error *err);
 
 #endif
