@@ -108,7 +108,7 @@ lib: $(B)/libllm.a $(B)/libllm-evidence.a
 
 # No source of the library includes a header of the demo layer, and the
 # library's archive defines none of the names the demo layer's archive does.
-DEMO_HEADERS := evidence.h probe.h
+DEMO_HEADERS := evidence.h probe.h fixtures.h
 check-layers: $(B)/libllm.a $(B)/libllm-evidence.a
 	@status=0; \
 	for h in $(DEMO_HEADERS); do \

@@ -6,29 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm/evidence.h"
-#include "llm/model.h"
-#include "llm/optim.h"
+#include "llm/fixtures.h"
 
-/* The Rust course's seed-33 fixture: the decoder, the documents (token
-   IDs, no tokenizer), the optimiser's settings and the plan. */
-static const llm_decoder_config fix_cfg = {5, 4, 2, 4, 1, 2, 10000.0, 1e-6, 0};
-static const llm_adamw_config fix_adamw = {0.9, 0.999, 1e-8, 0.01};
-static const uint64_t SEED = 33;
-static const size_t train_a[12] = {0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1},
-                    train_b[12] = {2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3},
-                    val_a[9] = {0, 1, 2, 3, 4, 0, 1, 2, 3},
-                    val_b[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-static const llm_doc train_docs[2] = {{train_a, 12}, {train_b, 12}},
-                     val_docs[2] = {{val_a, 9}, {val_b, 9}};
-static const llm_train_docs train_set = {train_docs, 2, LLM_TRAIN},
-                            val_set = {val_docs, 2, LLM_VALIDATION},
-                            /* the validation documents, labelled test: refused */
-                            test_set = {val_docs, 2, LLM_TEST};
-static const double rates[8] = {0.04, 0.04, 0.025, 0.025, 0.015, 0.015, 0.008, 0.008};
-/* 8 updates of T = 2, stride 1, batches of 2 shuffled with seed 33;
-   measured in batches of 5 and 4 at steps 0, 2, 4, 6, 8; clip 0.35 */
-static const llm_train_config plan_cfg = {8, 2, 1, 2, 33, 5, 4, 2, {rates, 8}, 0.35};
+/* Short names for the fixture's parts (llm/fixtures.h). */
+static const llm_train_docs *const train_set = &llm_fix33_train,
+                            *const val_set = &llm_fix33_validation;
+static const llm_train_config *const plan_cfg = &llm_fix33_plan;
+/* The validation documents of the fixture, labelled test: refused. */
+static const llm_train_docs test_set = {llm_fix33_val_docs, 2, LLM_TEST};
 enum { LONG_STEPS = 80, LONG_EVERY = 4, MAX_EVENTS = 6 * LONG_STEPS + LONG_STEPS + 2 };
 
 /* What setup builds and the sections read: the model, its list and
@@ -83,48 +68,6 @@ static int in_order(const heard *h, const llm_train_config *cfg)
     return i == h->n;
 }
 
-static size_t count_scalars(const llm_params *ps)
-{
-    size_t i, n = 0;
-    for (i = 0; i < ps->count; i++)
-        n += ps->items[i].value.size;
-    return n;
-}
-
-/* 1 when a and b hold the same names, and values bit for bit. */
-static int same_values(const llm_params *a, const llm_params *b)
-{
-    size_t i;
-    int same = a->count == b->count;
-    for (i = 0; same && i < a->count; i++)
-        same = strcmp(a->items[i].name, b->items[i].name) == 0
-               && a->items[i].value.size == b->items[i].value.size
-               && memcmp(a->items[i].value.data, b->items[i].value.data,
-                         a->items[i].value.size * sizeof(double)) == 0;
-    return same;
-}
-
-/* 1 when a and b have taken the same steps and hold the same moments. */
-static int same_optimiser(const llm_adamw *a, const llm_adamw *b)
-{
-    size_t i;
-    int same = a->count == b->count && a->steps == b->steps
-               && memcmp(&a->p1, &b->p1, sizeof a->p1) == 0
-               && memcmp(&a->p2, &b->p2, sizeof a->p2) == 0;
-    for (i = 0; same && i < a->count; i++)
-        same = a->moments[i].m.size == b->moments[i].m.size
-               && memcmp(a->moments[i].m.data, b->moments[i].m.data,
-                         a->moments[i].m.size * sizeof(double)) == 0
-               && memcmp(a->moments[i].v.data, b->moments[i].v.data,
-                         a->moments[i].v.size * sizeof(double)) == 0;
-    return same;
-}
-
-static void release_decoder(void *dec)
-{
-    llm_decoder_free(dec);
-}
-
 static void release_adamw(void *opt)
 {
     llm_adamw_free(opt);
@@ -139,23 +82,21 @@ static void release_result(void *r)
    room for the plan's result. */
 static void setup(llm_demo *d)
 {
-    llm_rng rng;
-    llm_rng_seed(&rng, SEED);
-    fix.ps = llm_own_params(d);
-    fix.dec = llm_own(d, sizeof *fix.dec, release_decoder);
-    fix.opt = llm_own(d, sizeof *fix.opt, release_adamw);
+    llm_fix33 f;
     fix.result = llm_own(d, sizeof *fix.result, release_result);
-    if (fix.result == NULL
-        || !(LLM_TRY(d, llm_params_init(fix.ps, &d->err))
-             && LLM_TRY(d, llm_decoder_init(fix.dec, fix.ps, &fix_cfg, &rng, &d->err))
-             && LLM_TRY(d, llm_adamw_init(fix.opt, fix.ps, &fix_adamw, &d->err))))
+    if (fix.result == NULL || !llm_own_fix33(d, &f)) {
         fix.result = NULL;
+        return;
+    }
+    fix.dec = f.dec;
+    fix.ps = f.ps;
+    fix.opt = f.opt;
 }
 
 /* The model, the windows, the one shuffled epoch and the plan. */
 static void plan(llm_demo *d)
 {
-    const llm_train_config *c = &plan_cfg;
+    const llm_train_config *c = plan_cfg;
     llm_window w[20], order[20];
     size_t n = 0, nb = 0, k, first = 0, count = 0, ids[4], targets[4], nv = 0;
     const size_t formula = 5 * 4 + 1 * (2 * 4 + 4 * 4 * 4 + 3 * 4 * 4) + 4;
@@ -164,12 +105,12 @@ static void plan(llm_demo *d)
         return;
     printf("model: V=5 D=4 H=2 F=4 L=1 P=2, seed %s: %s tensors, %s parameters"
            " (V D + L (2 D + 4 D^2 + 3 D F) + D = %zu)\n",
-           llm_put(d, "seed", llm_text("%u", (unsigned)SEED)),
+           llm_put(d, "seed", llm_text("%u", (unsigned)llm_fix33_seed)),
            llm_put(d, "tensors", llm_text("%zu", fix.ps->count)),
-           llm_put(d, "params", llm_text("%zu", count_scalars(fix.ps))), formula);
-    llm_demo_check(d, count_scalars(fix.ps) == formula, "the count is the formula's");
-    if (!(LLM_TRY(d, llm_windows(train_docs, 2, c->T, c->stride, w, 20, &n, &d->err))
-          && LLM_TRY(d, llm_windows(val_docs, 2, c->T, c->stride, wv, 14, &nv, &d->err))
+           llm_put(d, "params", llm_text("%zu", llm_count_scalars(fix.ps))), formula);
+    llm_demo_check(d, llm_count_scalars(fix.ps) == formula, "the count is the formula's");
+    if (!(LLM_TRY(d, llm_windows(train_set->docs, 2, c->T, c->stride, w, 20, &n, &d->err))
+          && LLM_TRY(d, llm_windows(val_set->docs, 2, c->T, c->stride, wv, 14, &nv, &d->err))
           && LLM_TRY(d, llm_batch_count(n, c->batch, &nb, &d->err))))
         return;
     printf("windows of T=%s, stride %zu: train %s, validation %s\n",
@@ -185,7 +126,7 @@ static void plan(llm_demo *d)
            llm_put(d, "steps", llm_text("%zu", c->steps)), c->steps - 1);
     for (k = 0; k < nb; k++) {
         if (!(LLM_TRY(d, llm_batch_span(n, c->batch, k, &first, &count, &d->err))
-              && LLM_TRY(d, llm_batch_tokens(train_docs, 2, order, n, first, count, c->T,
+              && LLM_TRY(d, llm_batch_tokens(train_set->docs, 2, order, n, first, count, c->T,
                                              ids, targets, &d->err))))
             return;
         printf("  batch %zu: windows %zu:%zu %zu:%zu, inputs %s %s, targets %s %s%s\n", k,
@@ -207,10 +148,10 @@ static void plan(llm_demo *d)
            llm_put(d, "every", llm_text("%zu", c->every)));
     printf("schedule %s, clip %s, AdamW beta1 %s beta2 %s eps %s, weight decay %s"
            " (not on the gains)\n",
-           llm_put(d, "schedule", llm_trims(rates, 8, 3)),
-           llm_put(d, "clip", llm_trim(c->clip, 2)), llm_trim(fix_adamw.beta1, 3),
-           llm_trim(fix_adamw.beta2, 3), llm_text("%g", fix_adamw.eps),
-           llm_put(d, "wd", llm_trim(fix_adamw.weight_decay, 3)));
+           llm_put(d, "schedule", llm_trims(llm_fix33_rates, 8, 3)),
+           llm_put(d, "clip", llm_trim(c->clip, 2)), llm_trim(llm_fix33_adamw.beta1, 3),
+           llm_trim(llm_fix33_adamw.beta2, 3), llm_text("%g", llm_fix33_adamw.eps),
+           llm_put(d, "wd", llm_trim(llm_fix33_adamw.weight_decay, 3)));
     llm_put(d, "long_steps", llm_text("%d", LONG_STEPS));
     llm_put(d, "long_every", llm_text("%d", LONG_EVERY));
 }
@@ -229,7 +170,7 @@ static void run(llm_demo *d)
     if (r == NULL || opt0 == NULL
         || !(LLM_TRY(d, llm_params_copy(before, fix.ps, &d->err))
              && LLM_TRY(d, llm_adamw_copy(opt0, fix.opt, &d->err))
-             && LLM_TRY(d, llm_train(fix.dec, fix.ps, fix.opt, &train_set, &val_set, &plan_cfg,
+             && LLM_TRY(d, llm_train(fix.dec, fix.ps, fix.opt, train_set, val_set, plan_cfg,
                                      listen, &events, fix.result, &d->err)))) {
         fix.result = NULL;
         return;
@@ -240,9 +181,9 @@ static void run(llm_demo *d)
                      order[0] != '\0' ? " > " : "", kind_name(events.ev[i].kind));
     printf("events of update 1: %s\n", llm_put(d, "order", order));
     printf("every update in that order, a checkpoint where the plan puts one: %s"
-           " (%s events)\n", llm_put(d, "order_ok", llm_yes(in_order(&events, &plan_cfg))),
+           " (%s events)\n", llm_put(d, "order_ok", llm_yes(in_order(&events, plan_cfg))),
            llm_put(d, "events", llm_text("%zu", events.n)));
-    llm_demo_check(d, in_order(&events, &plan_cfg), "the events come in the plan's order");
+    llm_demo_check(d, in_order(&events, plan_cfg), "the events come in the plan's order");
     for (i = 0; i < events.n; i++) {
         const llm_train_event *e = &events.ev[i];
         const double factor = e->mu.factor / e->mu.divisor;
@@ -276,12 +217,12 @@ static void run(llm_demo *d)
            llm_put(d, "selected_val", llm_num(r->validation, 6)), llm_text("%zu", r->count),
            llm_put(d, "train_targets", llm_text("%zu", r->train_targets)),
            llm_put(d, "val_targets", llm_text("%zu", r->validation_targets)));
-    llm_demo_check(d, r->selected == plan_cfg.steps, "the plan's run selects its last step");
+    llm_demo_check(d, r->selected == plan_cfg->steps, "the plan's run selects its last step");
     printf("the caller's list and optimiser after the run: values bit-identical %s,"
            " optimiser at step %zu with its moments bit-identical %s\n",
-           llm_put(d, "input_values", llm_yes(same_values(before, fix.ps))), fix.opt->steps,
-           llm_put(d, "input_opt", llm_yes(same_optimiser(opt0, fix.opt))));
-    llm_demo_check(d, same_values(before, fix.ps) && same_optimiser(opt0, fix.opt),
+           llm_put(d, "input_values", llm_yes(llm_same_values(before, fix.ps))), fix.opt->steps,
+           llm_put(d, "input_opt", llm_yes(llm_same_adamw(opt0, fix.opt))));
+    llm_demo_check(d, llm_same_values(before, fix.ps) && llm_same_adamw(opt0, fix.opt),
                    "the run leaves its input untouched");
 }
 
@@ -308,17 +249,17 @@ static void measuring(llm_demo *d)
     if (r == NULL || tape == NULL)
         return;
     for (k = 0; k < 3; k++) {
-        if (!(LLM_TRY(d, llm_evaluate(fix.dec, &r->params, tape, &val_set, plan_cfg.T,
-                                      plan_cfg.stride, sizes[k], &acc, &d->err))
+        if (!(LLM_TRY(d, llm_evaluate(fix.dec, &r->params, tape, val_set, plan_cfg->T,
+                                      plan_cfg->stride, sizes[k], &acc, &d->err))
               && LLM_TRY(d, llm_loss_mean(&acc, &mean, &d->err))))
             return;
         nodes += tape->count;
         grads += nonzero_grads(&r->params);
-        at4 = sizes[k] == plan_cfg.validation_batch ? mean : at4;
+        at4 = sizes[k] == plan_cfg->validation_batch ? mean : at4;
         printf("validation of the selected state in batches of %zu: %s over %zu targets\n",
                sizes[k], llm_num(mean, 12), acc.tokens);
         llm_row(d, "batchings", llm_text("%zu", sizes[k]),
-                llm_text("%zu", (acc.tokens / plan_cfg.T + sizes[k] - 1) / sizes[k]),
+                llm_text("%zu", (acc.tokens / plan_cfg->T + sizes[k] - 1) / sizes[k]),
                 llm_text("%zu", acc.tokens), llm_num(mean, 12), NULL);
     }
     printf("nodes left on the tape: %s; nonzero gradient coordinates: %s\n",
@@ -338,17 +279,17 @@ static void replay(llm_demo *d)
     const llm_train_result *r = fix.result;
     int points, state;
     if (r == NULL || again == NULL
-        || !LLM_TRY(d, llm_train(fix.dec, fix.ps, fix.opt, &train_set, &val_set, &plan_cfg,
+        || !LLM_TRY(d, llm_train(fix.dec, fix.ps, fix.opt, train_set, val_set, plan_cfg,
                                  NULL, NULL, again, &d->err)))
         return;
     points = again->count == r->count
              && memcmp(again->points, r->points, r->count * sizeof *r->points) == 0;
-    state = again->selected == r->selected && same_values(&again->params, &r->params)
-            && same_optimiser(&again->opt, &r->opt);
+    state = again->selected == r->selected && llm_same_values(&again->params, &r->params)
+            && llm_same_adamw(&again->opt, &r->opt);
     printf("replay from seed %u: %zu checkpoints bit-identical %s; selected state (%zu"
-           " numbers and the optimiser's moments) bit-identical %s\n", (unsigned)SEED,
+           " numbers and the optimiser's moments) bit-identical %s\n", (unsigned)llm_fix33_seed,
            r->count, llm_put(d, "replay_points", llm_yes(points)),
-           count_scalars(&r->params), llm_put(d, "replay_state", llm_yes(state)));
+           llm_count_scalars(&r->params), llm_put(d, "replay_state", llm_yes(state)));
     llm_demo_check(d, points && state, "a bitwise replay");
 }
 
@@ -357,13 +298,13 @@ static void replay(llm_demo *d)
    validation selects. */
 static void longer(llm_demo *d)
 {
-    llm_train_config cfg = plan_cfg;
+    llm_train_config cfg = *plan_cfg;
     llm_train_result *r = llm_own(d, sizeof *r, release_result);
     size_t i, low = 0, sel = 0;
     cfg.steps = LONG_STEPS;
     cfg.every = LONG_EVERY;
     if (r == NULL
-        || !LLM_TRY(d, llm_train(fix.dec, fix.ps, fix.opt, &train_set, &val_set, &cfg, NULL,
+        || !LLM_TRY(d, llm_train(fix.dec, fix.ps, fix.opt, train_set, val_set, &cfg, NULL,
                                  NULL, r, &d->err)))
         return;
     for (i = 1; i < r->count; i++)
@@ -400,7 +341,7 @@ static void longer(llm_demo *d)
 static void refusals(llm_demo *d)
 {
     static const double bad_rates[5] = {0.04, 0.04, 0.025, 0.025, 0.0};
-    llm_train_config no_clip = plan_cfg, bad_schedule = plan_cfg, too_long = plan_cfg;
+    llm_train_config no_clip = *plan_cfg, bad_schedule = *plan_cfg, too_long = *plan_cfg;
     llm_params *nan_ps = llm_own_params(d);
     llm_tape *tape = llm_own_fresh_tape(d, 64);
     llm_train_result out, kept;
@@ -417,27 +358,27 @@ static void refusals(llm_demo *d)
     memset(&out, 0x5a, sizeof out);
     memcpy(&kept, &out, sizeof out);
     llm_refuse_as(d, "the test partition for selection",
-                  llm_train(fix.dec, fix.ps, fix.opt, &train_set, &test_set, &plan_cfg, NULL,
+                  llm_train(fix.dec, fix.ps, fix.opt, train_set, &test_set, plan_cfg, NULL,
                             NULL, &out, &d->err), LLM_ERR_SPLIT);
     printf("  %s\n", llm_put(d, "split_message", d->err.message));
     llm_refuse_as(d, "the test partition for updates",
-                  llm_train(fix.dec, fix.ps, fix.opt, &test_set, &val_set, &plan_cfg, NULL,
+                  llm_train(fix.dec, fix.ps, fix.opt, &test_set, val_set, plan_cfg, NULL,
                             NULL, &out, &d->err), LLM_ERR_SPLIT);
     llm_refuse_as(d, "the test partition measured during training",
                   llm_evaluate(fix.dec, fix.ps, tape, &test_set, 2, 1, 4, &acc, &d->err),
                   LLM_ERR_SPLIT);
     llm_refuse_as(d, "a clip of 0",
-                  llm_train(fix.dec, fix.ps, fix.opt, &train_set, &val_set, &no_clip, NULL,
+                  llm_train(fix.dec, fix.ps, fix.opt, train_set, val_set, &no_clip, NULL,
                             NULL, &out, &d->err), LLM_ERR_ARGUMENT);
     llm_refuse_as(d, "a schedule whose fifth rate is 0",
-                  llm_train(fix.dec, fix.ps, fix.opt, &train_set, &val_set, &bad_schedule,
+                  llm_train(fix.dec, fix.ps, fix.opt, train_set, val_set, &bad_schedule,
                             NULL, NULL, &out, &d->err), LLM_ERR_ARGUMENT);
     printf("  %s\n", llm_put(d, "rate_message", d->err.message));
     llm_refuse_as(d, "windows of 3 inputs for a context of 2",
-                  llm_train(fix.dec, fix.ps, fix.opt, &train_set, &val_set, &too_long, NULL,
+                  llm_train(fix.dec, fix.ps, fix.opt, train_set, val_set, &too_long, NULL,
                             NULL, &out, &d->err), LLM_ERR_ARGUMENT);
     llm_refuse_as(d, "a parameter that is NaN",
-                  llm_train(fix.dec, nan_ps, fix.opt, &train_set, &val_set, &plan_cfg, NULL,
+                  llm_train(fix.dec, nan_ps, fix.opt, train_set, val_set, plan_cfg, NULL,
                             NULL, &out, &d->err), LLM_ERR_NONFINITE);
     untouched = memcmp(&out, &kept, sizeof out) == 0 && acc.tokens == 77 && tape->count == 0;
     printf("refused calls changed nothing: %s\n", llm_put(d, "untouched", llm_yes(untouched)));
